@@ -1,0 +1,111 @@
+# rtsnap — plain Makefile. `make run` and `make check` are the README's two commands.
+#
+#   make            build build/rtsnapd
+#   make deps       install the Debian packages that are missing (as root)
+#   make run        deps + build + run rtsnapd in the foreground on [::1]:9816
+#   make check      deps + build (normal, ASan+UBSan, TSan) + unit and integration tests under prove
+#   make asan|tsan  sanitizer builds in build/asan, build/tsan
+#   make bench      benchmark tables (not a test)
+#   make format-check
+
+VERSION := 0.1.0
+PREFIX  ?= /usr/local
+BUILD   ?= build
+
+DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libjansson-dev \
+		  liburcu-dev libcmocka-dev
+DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod
+PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp
+
+CC      ?= cc
+WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+	   -Wpointer-arith -Wvla -Wno-unused-parameter
+OPT     ?= -O2 -g
+SAN     ?=
+ifeq ($(SAN),asan)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DRTSNAP_POISON=1
+endif
+ifeq ($(SAN),tsan)
+SANFLAGS := -fsanitize=thread -DRTSNAP_POISON=1
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DRTSNAP_VERSION='"$(VERSION)"' \
+	     -Iinclude $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+LIBS = $(PKG_LIBS) -lpthread
+
+SRCS := $(wildcard src/*.c)
+OBJS := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
+
+.PHONY: all deps run check unit integration asan tsan bench format format-check install clean
+all: $(BUILD)/rtsnapd $(UNIT_BINS) $(TOOL_BINS)
+
+$(BUILD)/rtsnapd: $(OBJS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
+
+$(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+-include $(OBJS:.o=.d) $(UNIT_BINS:=.d)
+
+# Install the Debian packages that are missing; a no-op when everything is there.
+deps:
+	@missing=""; for p in $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/rtsnapd --listen '[::1]:9816' --log-level info
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan OPT='-O1 -g' all
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan OPT='-O1 -g' all
+
+unit: all
+	prove -v $(UNIT_BINS)
+
+# Every test: unit tests on the normal build, integration tests (root, real kernel in netns),
+# the stress test against the ASan and TSan builds.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory tsan
+	prove $(PROVE_FLAGS) $(UNIT_BINS) tests/integration/*.t
+
+bench: all
+	bash bench/bench_core.sh
+
+format:
+	clang-format -i src/*.c include/rtsnap/*.h tests/unit/*.c
+format-check:
+	clang-format --dry-run --Werror src/*.c include/rtsnap/*.h
+
+install: all
+	install -D -m 0755 $(BUILD)/rtsnapd $(DESTDIR)$(PREFIX)/sbin/rtsnapd
+	install -D -m 0644 man/rtsnapd.8 $(DESTDIR)$(PREFIX)/share/man/man8/rtsnapd.8
+
+clean:
+	rm -rf build

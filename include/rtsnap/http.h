@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * http.h - libmicrohttpd glue. Handlers are RCU readers only: they never block on the
+ * collector and never talk to the kernel.
+ */
+#ifndef RTSNAP_HTTP_H
+#define RTSNAP_HTTP_H
+
+struct http_opts {
+	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
+	unsigned int nlisten;
+	unsigned int threads; /* per listener; 0 = number of CPUs */
+	unsigned int conn_limit; /* per listener */
+	unsigned int timeout_s; /* idle connection timeout */
+};
+
+/* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left
+ * running on failure). */
+int http_start(const struct http_opts *o) __attribute__((warn_unused_result));
+/* Main thread. Close listeners and stop workers; in-flight responses finish or are dropped. */
+void http_stop(void);
+
+/* Parse a --listen value; 0 or -EINVAL. Exposed for tests. Fills a sockaddr in *ss. */
+struct sockaddr_storage;
+int http_parse_listen(const char *spec, struct sockaddr_storage *ss, unsigned int *sslen)
+	__attribute__((warn_unused_result));
+
+#endif

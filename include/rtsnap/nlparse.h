@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nlparse.h - turn rtnetlink messages into route records. No I/O, no allocation.
+ *
+ * Every attribute is validated by a {type, minimum size} table before use; a message that
+ * fails validation is reported as -EBADMSG and must be counted and skipped by the caller.
+ */
+#ifndef RTSNAP_NLPARSE_H
+#define RTSNAP_NLPARSE_H
+
+#include <stdint.h>
+#include <linux/netlink.h>
+#include "rtsnap/route.h"
+#include "rtsnap/snapshot.h"
+
+#define NLPARSE_MAX_NH 1024 /* nexthops per multipath route we accept */
+
+/* One parsed route; the caller owns it (it is large: keep one and reuse it). */
+struct nlparse_route {
+	struct route r;
+	struct route_nh nhs[NLPARSE_MAX_NH]; /* multipath nexthops when r.nh_count > 1 */
+	struct route_metrics m;
+	int has_metrics;
+};
+
+/*
+ * Parse an RTM_NEWROUTE message. now_ms is CLOCK_MONOTONIC ms used to turn the relative
+ * rta_expires into an absolute deadline. Returns 1 when out holds an IPv6 route, 0 when the
+ * message is valid but not for us (other family, RTM_F_CLONED exception), -EBADMSG when
+ * malformed.
+ */
+int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_route *out)
+	__attribute__((warn_unused_result));
+
+/* Parse an RTM_NEWLINK message into out. Returns 1, 0 (ignored) or -EBADMSG. */
+int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
+	__attribute__((warn_unused_result));
+
+/* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key. Returns 1, 0 or -EBADMSG. */
+int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
+	__attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * route.h - the compact route record held by a snapshot.
+ *
+ * One record per route message as the kernel's netlink dump lists it (a multipath route is one
+ * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). Records are
+ * plain data: they point into nothing and are owned by the snapshot's arrays.
+ */
+#ifndef RTSNAP_ROUTE_H
+#define RTSNAP_ROUTE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ROUTE_PREF_NONE 0xff /* no RTA_PREF attribute */
+
+/* One nexthop: inline for single-path routes, in snapshot->nexthops for multipath. */
+struct route_nh {
+	uint8_t gw[16];
+	uint32_t ifindex;
+	uint8_t has_gw; /* RTA_GATEWAY / rtnh gateway present */
+	uint8_t flags; /* RTNH_F_* (rtm_flags low byte for single path, rtnh_flags for multipath) */
+	uint8_t weight; /* rtnh_hops + 1; 1 for single path */
+	uint8_t pad;
+};
+
+/* RTAX_* metrics present on a route; stored in snapshot->metrics, index in route.metrics_idx. */
+#define ROUTE_METRICS_MAX 18 /* > RTAX_MAX on current kernels; unknown ids are counted and dropped */
+struct route_metrics {
+	uint32_t mask; /* bit i set: val[i] holds RTAX i */
+	uint32_t val[ROUTE_METRICS_MAX];
+};
+
+struct route {
+	uint8_t dst[16];
+	uint8_t src[16];
+	uint8_t prefsrc[16];
+	uint32_t table; /* RTA_TABLE, else rtm_table */
+	uint32_t metric; /* RTA_PRIORITY */
+	uint32_t nhid; /* RTA_NH_ID, 0 = none */
+	uint32_t rtm_flags; /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
+	int64_t expires_ms; /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
+	uint32_t nh_idx; /* multipath: first nexthop in snapshot->nexthops; else unused */
+	uint32_t metrics_idx; /* index in snapshot->metrics, UINT32_MAX = none */
+	struct route_nh nh; /* single path (nh_count == 1) */
+	uint16_t nh_count; /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
+	uint8_t dst_len;
+	uint8_t src_len;
+	uint8_t protocol; /* RTPROT_* */
+	uint8_t type; /* RTN_* */
+	uint8_t scope; /* RT_SCOPE_* */
+	uint8_t pref; /* ICMPV6_ROUTER_PREF_* or ROUTE_PREF_NONE */
+	uint8_t has_prefsrc;
+	uint8_t prefix_rt; /* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
+	uint8_t placeholder; /* synthesized: the table's root null entry (no ::/0 route) */
+	uint8_t pad;
+};
+
+/* An interface as captured at snapshot time (RTM_NEWLINK). */
+struct route_link {
+	uint32_t ifindex;
+	uint32_t flags; /* IFF_* */
+	char name[16];
+};
+
+#endif

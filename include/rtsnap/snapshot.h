@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * snapshot.h - an immutable copy of every IPv6 routing table, and its publication.
+ *
+ * Life of a snapshot: the collector thread creates one with snapshot_new(), fills it with
+ * snapshot_add_*() in kernel (dump) order, seals it with snapshot_finish() (placeholder rows,
+ * indexes, pre-rendered views) and hands it to snapshot_publish(). From then on nobody writes
+ * it. Readers (any thread) take it with snapshot_acquire() and give it back with
+ * snapshot_release(); it is freed when it has been replaced, an RCU grace period has passed,
+ * and the last reader has released it.
+ */
+#ifndef RTSNAP_SNAPSHOT_H
+#define RTSNAP_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "rtsnap/route.h"
+
+struct json_view; /* render_json.c */
+struct metrics_view; /* render_metrics.c */
+struct lookup_index; /* index.c */
+struct names; /* names.c */
+
+/* One routing table: records [first, first + count) of snapshot.routes, in kernel order. */
+struct snapshot_table {
+	uint32_t id;
+	uint32_t first;
+	uint32_t count; /* records, including a placeholder row */
+	uint32_t routes; /* real routes (records minus placeholder) */
+	uint32_t lines; /* lines in the proc view (a multipath route is one line per nexthop) */
+};
+
+struct snapshot {
+	/* identity and timing */
+	uint64_t generation; /* 1, 2, ... in publication order */
+	struct timespec taken_at; /* CLOCK_REALTIME when the dump started */
+	int64_t taken_mono_ms; /* CLOCK_MONOTONIC, same instant */
+	double duration_s; /* dump + build, seconds */
+	uint32_t trigger; /* enum collector_trigger that caused it */
+
+	/* records in kernel order; tables in kernel (fib_table_hash) order */
+	struct route *routes;
+	size_t nroutes, routes_cap;
+	struct route_nh *nexthops; /* multipath nexthops, referenced by route.nh_idx */
+	size_t nnexthops, nexthops_cap;
+	struct route_metrics *metrics; /* referenced by route.metrics_idx */
+	size_t nmetrics, metrics_cap;
+	struct snapshot_table *tables;
+	size_t ntables, tables_cap;
+	struct route_link *links; /* sorted by ifindex after finish */
+	size_t nlinks, links_cap;
+	struct prefix_key *prefix_keys; /* RTF_PREFIX_RT routes seen in the second dump */
+	size_t nprefix_keys, prefix_keys_cap;
+
+	struct names *names; /* iproute2 names, loaded by the collector before finish; owned */
+
+	/* expiring routes: indexes into routes, soonest deadline first */
+	uint32_t *expiring;
+	size_t nexpiring;
+
+	/* pre-rendered views */
+	char *proc_text; /* /proc/net/ipv6_route bytes */
+	size_t proc_len;
+	struct json_view *json;
+	struct metrics_view *metrics_view;
+	struct lookup_index *lookup;
+
+	/* lifetime; see snapshot.c */
+	long refs;
+};
+
+/* A route the RTM_F_PREFIX dump returned; snapshot_finish() marks the matching record. */
+struct prefix_key {
+	uint8_t dst[16];
+	uint8_t src[16];
+	uint32_t table, metric, ifindex;
+	uint8_t dst_len, src_len;
+};
+
+/* Collector thread. Empty snapshot; *out set only on success. */
+int snapshot_new(struct snapshot **out) __attribute__((warn_unused_result));
+
+/*
+ * Collector thread, before finish. Append one route in dump order. nhs/nnh are the nexthops
+ * of a multipath route (copied; ignored when r->nh_count <= 1), m its metrics or NULL.
+ * Returns 0 or -ENOMEM.
+ */
+int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
+		       size_t nnh, const struct route_metrics *m) __attribute__((warn_unused_result));
+/* Collector thread, before finish. Record an interface (name, flags). */
+int snapshot_add_link(struct snapshot *s, const struct route_link *l)
+	__attribute__((warn_unused_result));
+/* Collector thread, before finish. Record a route that carries RTF_PREFIX_RT. */
+int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
+	__attribute__((warn_unused_result));
+
+/*
+ * Collector thread. Seal: split into tables, add placeholder rows, build indexes and render
+ * every view. After this returns 0 the snapshot is immutable. On error the snapshot is only
+ * fit for snapshot_free().
+ */
+int snapshot_finish(struct snapshot *s) __attribute__((warn_unused_result));
+
+/* Free a snapshot that was never published (half-built is fine, NULL is fine). */
+void snapshot_free(struct snapshot *s);
+
+/*
+ * Collector thread only (the one writer). Make s the current snapshot, assign its generation,
+ * and retire the previous one (freed after a grace period and its last reader). May block
+ * for an RCU grace period.
+ */
+void snapshot_publish(struct snapshot *s);
+
+/* Any thread. Current snapshot with a reference held, or NULL if none published yet. */
+struct snapshot *snapshot_acquire(void);
+/* Any thread. Drop a reference from snapshot_acquire(); NULL is fine. */
+void snapshot_release(struct snapshot *s);
+
+/* Main thread at exit, after readers and the collector have stopped: retire the current one. */
+void snapshot_shutdown(void);
+
+/* Interface name for ifindex in s ("" when unknown). Never NULL. */
+const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex);
+/* Interface record for ifindex, or NULL. */
+const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex);
+/* Nexthop i (0-based) of route r. */
+const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
+					 unsigned int i);
+/* The metrics of r, or NULL. */
+const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
+						   const struct route *r);
+
+/* CLOCK_MONOTONIC now in milliseconds. */
+int64_t snapshot_now_ms(void);
+
+#endif

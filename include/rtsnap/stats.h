@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stats.h - process-wide counters and collector health, for /status, /healthz and /metrics.
+ *
+ * Counters are updated with relaxed atomics by their one owner (collector or HTTP threads)
+ * and read by anyone; a reader may see values from slightly different instants.
+ */
+#ifndef RTSNAP_STATS_H
+#define RTSNAP_STATS_H
+
+#include <stdint.h>
+
+enum collector_trigger {
+	TRIGGER_STARTUP,
+	TRIGGER_INTERVAL,
+	TRIGGER_SIGNAL,
+	TRIGGER_CHANGE,
+	TRIGGER_EXPIRY,
+	TRIGGER_RESYNC, /* notification socket overflowed (ENOBUFS) */
+	TRIGGER__COUNT
+};
+
+enum collector_error {
+	CERR_SOCKET, /* socket, bind, send failed */
+	CERR_RECV, /* recvmsg failed */
+	CERR_NLMSGERR, /* kernel answered NLMSG_ERROR */
+	CERR_TRUNCATED, /* datagram or message cut short */
+	CERR_NOMEM,
+	CERR_DUMP_INTR_GAVE_UP, /* NLM_F_DUMP_INTR on every retry */
+	CERR_TIMEOUT,
+	CERR__COUNT
+};
+
+#define HTTP_EP__MAX 16
+
+struct rtsnap_stats {
+	/* collector */
+	uint64_t collections[TRIGGER__COUNT]; /* successful publications by trigger */
+	uint64_t errors[CERR__COUNT];
+	uint64_t dump_intr_redone; /* dumps redone after NLM_F_DUMP_INTR */
+	uint64_t malformed; /* messages skipped by validation */
+	uint64_t notifications; /* change notifications received */
+	uint64_t enobufs; /* notification socket overruns */
+	uint64_t proc_file_errors;
+	int64_t last_ok_mono_ms; /* when the last successful collection finished (0 = never) */
+	int64_t last_attempt_mono_ms;
+	int32_t last_error; /* negative errno of the last failed collection, 0 if the last one ok */
+	uint32_t last_added, last_removed; /* routes changed by the last publication */
+	/* observed collection durations, for the histogram (seconds buckets in render_metrics) */
+	uint64_t duration_bucket[12];
+	uint64_t duration_count;
+	double duration_sum;
+	/* http */
+	uint64_t http_requests[HTTP_EP__MAX][6]; /* by endpoint and status class idx (see http.c) */
+	uint64_t http_bytes;
+	/* process */
+	int64_t start_time_real_s;
+};
+
+extern struct rtsnap_stats g_stats;
+
+/* Relaxed atomic helpers. */
+#define stats_inc(field) __atomic_add_fetch(&(field), 1, __ATOMIC_RELAXED)
+#define stats_add(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
+#define stats_set(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+#define stats_get(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/* Names for labels. */
+const char *stats_trigger_name(enum collector_trigger t);
+const char *stats_error_name(enum collector_error e);
+
+/* Duration histogram bucket upper bounds in seconds (STATS_DURATION_BUCKETS of them, +Inf last). */
+#define STATS_DURATION_BUCKETS 11
+extern const double stats_duration_bounds[STATS_DURATION_BUCKETS];
+/* Collector thread: record one collection duration. */
+void stats_observe_duration(double seconds);
+
+#endif

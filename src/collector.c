@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * collector.c - the one thread that reads the kernel and publishes snapshots.
+ *
+ * Who does what:
+ *   - collector_start() (main thread) takes the first snapshot synchronously, publishes it,
+ *     then starts the collector thread. From then on only the collector thread calls
+ *     snapshot_publish().
+ *   - The collector thread owns two libnl sockets: a dump socket (requests, replies) and a
+ *     notification socket subscribed to RTNLGRP_IPV6_ROUTE and RTNLGRP_LINK. A notification
+ *     only schedules a full re-dump (debounced); ENOBUFS on the notification socket (we lost
+ *     events) schedules one too. A full re-dump also runs every interval, on SIGHUP, and just
+ *     after the earliest route expiry deadline passes.
+ *   - A collection either completes and is published, or is dropped whole: an error leaves
+ *     the previous snapshot in place, counted in g_stats and reported stale by
+ *     collector_is_fresh(). NLM_F_DUMP_INTR (the table changed under the dump) redoes the
+ *     collection.
+ *   - Snapshots the collector builds but does not publish are freed here; published ones are
+ *     freed by snapshot.c's lifetime rule.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "rtsnap/collector.h"
+#include "rtsnap/log.h"
+#include "rtsnap/names.h"
+#include "rtsnap/nlparse.h"
+#include "rtsnap/snapshot.h"
+#include "rtsnap/stats.h"
+
+#define DUMP_RETRIES 8
+#define RECV_TIMEOUT_S 10
+#define NOTIFY_RCVBUF (64 << 20)
+#define RECV_BUF_MIN (64 << 10)
+
+struct nlconn {
+	struct nl_sock *sk;
+	int fd;
+	uint32_t port;
+	uint32_t seq;
+	char *buf;
+	size_t bufsz;
+};
+
+static struct collector_opts s_opts;
+static pthread_t s_thread;
+static int s_running;
+static int s_evfd = -1; /* wakes the collector: resync request or stop */
+static int s_stop; /* set by collector_stop() */
+static int s_resync; /* set by collector_request_resync() (signal handler) */
+
+static void nlconn_close(struct nlconn *c)
+{
+	if (c->sk)
+		nl_socket_free(c->sk);
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* groups: 0 for a dump socket, else a notification socket subscribed to route+link events. */
+static int nlconn_open(struct nlconn *c, int notify)
+{
+	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->sk = nl_socket_alloc();
+	if (!c->sk)
+		return -ENOMEM;
+	nl_socket_disable_seq_check(c->sk);
+	nl_socket_disable_auto_ack(c->sk);
+	ret = nl_connect(c->sk, NETLINK_ROUTE);
+	if (ret < 0) {
+		nlconn_close(c);
+		return -EIO;
+	}
+	c->fd = nl_socket_get_fd(c->sk);
+	c->port = nl_socket_get_local_port(c->sk);
+	c->seq = (uint32_t)time(NULL);
+	c->bufsz = RECV_BUF_MIN;
+	c->buf = malloc(c->bufsz);
+	if (!c->buf) {
+		nlconn_close(c);
+		return -ENOMEM;
+	}
+	if (notify) {
+		int sz = NOTIFY_RCVBUF;
+
+		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, 0);
+		if (ret < 0) {
+			nlconn_close(c);
+			return -EIO;
+		}
+		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+	} else {
+		int sz = 4 << 20;
+
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	return 0;
+}
+
+/*
+ * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
+ * Returns its length, or a negative errno (-EAGAIN on a non-blocking socket with nothing).
+ */
+static ssize_t nlconn_recv(struct nlconn *c, int flags)
+{
+	struct sockaddr_nl sa;
+	struct iovec iov;
+	struct msghdr msg = { .msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov,
+			      .msg_iovlen = 1 };
+	ssize_t n;
+
+	for (;;) {
+		iov.iov_base = c->buf;
+		iov.iov_len = c->bufsz;
+		n = recvmsg(c->fd, &msg, MSG_PEEK | MSG_TRUNC | flags);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if ((size_t)n > c->bufsz) {
+			char *p = realloc(c->buf, (size_t)n);
+
+			if (!p)
+				return -ENOMEM;
+			c->buf = p;
+			c->bufsz = (size_t)n;
+		}
+		break;
+	}
+	iov.iov_base = c->buf;
+	iov.iov_len = c->bufsz;
+	do {
+		n = recvmsg(c->fd, &msg, flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (msg.msg_flags & MSG_TRUNC)
+		return -EMSGSIZE;
+	if (sa.nl_pid != 0)
+		return 0; /* not from the kernel: ignore the datagram */
+	return n;
+}
+
+typedef int (*dump_cb)(const struct nlmsghdr *nlh, void *ctx);
+
+/*
+ * One dump: send the request, feed every reply message to cb until NLMSG_DONE. Returns 0,
+ * -EINTR if the kernel flagged the dump inconsistent (NLM_F_DUMP_INTR: redo it), or another
+ * negative errno. cb returns 0 to go on, -EBADMSG to count-and-skip, other negatives abort
+ * (the rest of the dump is still read so the socket stays in step).
+ */
+static int nlconn_dump(struct nlconn *c, uint16_t type, const void *req, size_t reqlen, dump_cb cb,
+		       void *ctx)
+{
+	struct {
+		struct nlmsghdr nlh;
+		char body[64];
+	} m;
+	int ret = 0, intr = 0;
+	uint32_t seq = ++c->seq;
+
+	memset(&m, 0, sizeof(m));
+	m.nlh.nlmsg_len = (uint32_t)NLMSG_LENGTH(reqlen);
+	m.nlh.nlmsg_type = type;
+	m.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	m.nlh.nlmsg_seq = seq;
+	memcpy(NLMSG_DATA(&m.nlh), req, reqlen);
+	if (send(c->fd, &m, m.nlh.nlmsg_len, 0) < 0) {
+		stats_inc(g_stats.errors[CERR_SOCKET]);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t n = nlconn_recv(c, 0);
+		const struct nlmsghdr *nlh;
+		size_t left;
+
+		if (n < 0) {
+			stats_inc(g_stats.errors[n == -EAGAIN ? CERR_TIMEOUT : CERR_RECV]);
+			return (int)n;
+		}
+		left = (size_t)n;
+		for (nlh = (const struct nlmsghdr *)c->buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left)) {
+			if (nlh->nlmsg_seq != seq || nlh->nlmsg_pid != c->port)
+				continue; /* a stale reply from an aborted dump */
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				intr = 1;
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return ret ? ret : (intr ? -EINTR : 0);
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+				stats_inc(g_stats.errors[CERR_NLMSGERR]);
+				if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+					return -EBADMSG;
+				return e->error ? e->error : -EPROTO;
+			}
+			if (ret)
+				continue; /* aborted: drain to NLMSG_DONE */
+			{
+				int r = cb(nlh, ctx);
+
+				if (r == -EBADMSG)
+					stats_inc(g_stats.malformed);
+				else if (r < 0)
+					ret = r;
+			}
+		}
+		if (left) {
+			/* trailing bytes that do not form a message */
+			stats_inc(g_stats.errors[CERR_TRUNCATED]);
+			stats_inc(g_stats.malformed);
+		}
+	}
+}
+
+struct collect_ctx {
+	struct snapshot *s;
+	struct nlparse_route *pr;
+	int64_t now_ms;
+};
+
+static int on_link(const struct nlmsghdr *nlh, void *arg)
+{
+	struct collect_ctx *ctx = arg;
+	struct route_link l;
+	int ret;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return 0;
+	ret = nlparse_link(nlh, &l);
+	if (ret <= 0)
+		return ret;
+	return snapshot_add_link(ctx->s, &l);
+}
+
+static int on_route(const struct nlmsghdr *nlh, void *arg)
+{
+	struct collect_ctx *ctx = arg;
+	int ret;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE)
+		return 0;
+	ret = nlparse_route(nlh, ctx->now_ms, ctx->pr);
+	if (ret <= 0)
+		return ret;
+	return snapshot_add_route(ctx->s, &ctx->pr->r, ctx->pr->nhs, ctx->pr->r.nh_count,
+				  ctx->pr->has_metrics ? &ctx->pr->m : NULL);
+}
+
+static int on_prefix(const struct nlmsghdr *nlh, void *arg)
+{
+	struct collect_ctx *ctx = arg;
+	struct prefix_key k;
+	int ret;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE)
+		return 0;
+	ret = nlparse_prefix_key(nlh, &k);
+	if (ret <= 0)
+		return ret;
+	return snapshot_add_prefix_key(ctx->s, &k);
+}
+
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* One complete collection on c: links, routes, prefix routes; sealed. */
+static int collect(struct nlconn *c, struct snapshot **out)
+{
+	static struct nlparse_route *pr; /* large; one per process is enough (one collector) */
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct rtmsg rtm = { .rtm_family = AF_INET6 };
+	struct rtmsg rtm_prefix = { .rtm_family = AF_INET6, .rtm_flags = RTM_F_PREFIX };
+	struct timespec t0, t1;
+	int ret = -EAGAIN;
+
+	if (!pr) {
+		pr = calloc(1, sizeof(*pr));
+		if (!pr)
+			return -ENOMEM;
+	}
+	for (int attempt = 0; attempt < DUMP_RETRIES; attempt++) {
+		struct collect_ctx ctx = { .pr = pr };
+
+		if (attempt)
+			stats_inc(g_stats.dump_intr_redone);
+		ret = snapshot_new(&ctx.s);
+		if (ret)
+			return ret;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		clock_gettime(CLOCK_REALTIME, &ctx.s->taken_at);
+		ctx.now_ms = ctx.s->taken_mono_ms = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
+		ret = nlconn_dump(c, RTM_GETLINK, &ifi, sizeof(ifi), on_link, &ctx);
+		if (!ret)
+			ret = nlconn_dump(c, RTM_GETROUTE, &rtm, sizeof(rtm), on_route, &ctx);
+		if (!ret)
+			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix), on_prefix,
+					  &ctx);
+		if (ret == -EINTR) {
+			log_debug("dump interrupted by a change; redoing it");
+			snapshot_free(ctx.s);
+			continue;
+		}
+		if (!ret)
+			ret = names_load(NULL, &ctx.s->names);
+		if (!ret)
+			ret = snapshot_finish(ctx.s);
+		if (ret) {
+			if (ret == -ENOMEM)
+				stats_inc(g_stats.errors[CERR_NOMEM]);
+			snapshot_free(ctx.s);
+			return ret;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ctx.s->duration_s = ts_diff(&t0, &t1);
+		*out = ctx.s;
+		return 0;
+	}
+	stats_inc(g_stats.errors[CERR_DUMP_INTR_GAVE_UP]);
+	return -EAGAIN;
+}
+
+int collector_collect_once(struct snapshot **out)
+{
+	struct nlconn c;
+	int ret = nlconn_open(&c, 0);
+
+	if (ret)
+		return ret;
+	ret = collect(&c, out);
+	nlconn_close(&c);
+	return ret;
+}
+
+/* Write the proc view to s_opts.proc_file atomically: temporary file, then rename. */
+static void write_proc_file(const struct snapshot *s)
+{
+	char tmp[4096];
+	size_t off = 0;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s_opts.proc_file, (int)getpid()) >=
+	    (int)sizeof(tmp))
+		goto fail;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	while (off < s->proc_len) {
+		ssize_t n = write(fd, s->proc_text + off, s->proc_len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			unlink(tmp);
+			goto fail;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp, s_opts.proc_file) < 0) {
+		unlink(tmp);
+		goto fail;
+	}
+	return;
+fail:
+	stats_inc(g_stats.proc_file_errors);
+	log_warn("cannot write %s: %s", s_opts.proc_file, strerror(errno));
+}
+
+/* Run one collection and publish it. Returns 0 or the error (previous snapshot stays). */
+static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
+{
+	struct snapshot *s = NULL;
+	int ret;
+
+	stats_set(g_stats.last_attempt_mono_ms, snapshot_now_ms());
+	ret = collect(c, &s);
+	if (ret) {
+		stats_set(g_stats.last_error, ret);
+		log_warn("collection (%s) failed: %s; keeping the previous snapshot",
+			 stats_trigger_name(why), strerror(-ret));
+		return ret;
+	}
+	s->trigger = (uint32_t)why;
+	stats_observe_duration(s->duration_s);
+	snapshot_publish(s);
+	/* s stays valid here: only this thread can retire it, at the next publish */
+	stats_set(g_stats.last_error, 0);
+	stats_set(g_stats.last_ok_mono_ms, snapshot_now_ms());
+	stats_inc(g_stats.collections[why]);
+	log_debug("published generation %llu: %zu records in %zu tables, %.3f s (%s)",
+		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
+		  stats_trigger_name(why));
+	if (s_opts.proc_file)
+		write_proc_file(s);
+	return 0;
+}
+
+/* Drain the notification socket. Returns 1 if anything relevant arrived, or -ENOBUFS. */
+static int drain_notifications(struct nlconn *n)
+{
+	int got = 0;
+
+	for (;;) {
+		ssize_t len = nlconn_recv(n, MSG_DONTWAIT);
+		const struct nlmsghdr *nlh;
+		size_t left;
+
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			return got;
+		if (len == -ENOBUFS) {
+			stats_inc(g_stats.enobufs);
+			return -ENOBUFS;
+		}
+		if (len < 0) {
+			stats_inc(g_stats.errors[CERR_RECV]);
+			return got;
+		}
+		left = (size_t)len;
+		for (nlh = (const struct nlmsghdr *)n->buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left)) {
+			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
+			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK) {
+				stats_inc(g_stats.notifications);
+				got = 1;
+			}
+		}
+	}
+}
+
+/* The next expiry deadline after the snapshot was taken, or 0. O(log expiring). */
+static int64_t next_expiry(const struct snapshot *s)
+{
+	size_t lo = 0, hi = s->nexpiring;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->routes[s->expiring[mid]].expires_ms <= s->taken_mono_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nexpiring ? s->routes[s->expiring[lo]].expires_ms : 0;
+}
+
+static void *collector_main(void *arg)
+{
+	struct nlconn dump, notify;
+	int64_t next_interval, change_at = 0, last_end;
+	double last_dur = 0;
+
+	(void)arg;
+	if (nlconn_open(&dump, 0) || nlconn_open(&notify, 1)) {
+		log_err("collector: cannot open netlink sockets");
+		stats_inc(g_stats.errors[CERR_SOCKET]);
+		stats_set(g_stats.last_error, -EIO);
+		return NULL;
+	}
+	last_end = snapshot_now_ms();
+	next_interval = s_opts.interval_s ? last_end + (int64_t)s_opts.interval_s * 1000 : 0;
+	while (!__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd[2] = { { .fd = s_evfd, .events = POLLIN },
+					 { .fd = notify.fd, .events = POLLIN } };
+		int64_t now = snapshot_now_ms(), wake = INT64_MAX, expiry = 0;
+		enum collector_trigger why = TRIGGER__COUNT;
+		struct snapshot *cur;
+		int timeout;
+
+		cur = snapshot_acquire();
+		if (cur) {
+			expiry = next_expiry(cur);
+			snapshot_release(cur);
+		}
+		if (next_interval)
+			wake = next_interval;
+		if (change_at && change_at < wake)
+			wake = change_at;
+		if (expiry && expiry + 20 < wake)
+			wake = expiry + 20; /* just after the deadline */
+		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(s_evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				log_debug("eventfd read: %s", strerror(errno));
+		}
+		if (__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE))
+			break;
+		if (pfd[1].revents & (POLLIN | POLLERR)) {
+			int r = drain_notifications(&notify);
+
+			if (r == -ENOBUFS) {
+				why = TRIGGER_RESYNC;
+			} else if (r > 0 && !change_at) {
+				/* debounce; and never spend more than half the time dumping */
+				int64_t gap = (int64_t)(last_dur * 1000);
+
+				change_at = snapshot_now_ms() + s_opts.debounce_ms;
+				if (change_at < last_end + gap)
+					change_at = last_end + gap;
+			}
+		}
+		now = snapshot_now_ms();
+		if (why == TRIGGER__COUNT && __atomic_exchange_n(&s_resync, 0, __ATOMIC_ACQ_REL))
+			why = TRIGGER_SIGNAL;
+		if (why == TRIGGER__COUNT && change_at && now >= change_at)
+			why = TRIGGER_CHANGE;
+		if (why == TRIGGER__COUNT && expiry && now >= expiry + 20)
+			why = TRIGGER_EXPIRY;
+		if (why == TRIGGER__COUNT && next_interval && now >= next_interval)
+			why = TRIGGER_INTERVAL;
+		if (why == TRIGGER__COUNT)
+			continue;
+		if (collect_and_publish(&dump, why) == -EIO) {
+			nlconn_close(&dump);
+			if (nlconn_open(&dump, 0))
+				stats_inc(g_stats.errors[CERR_SOCKET]);
+		}
+		change_at = 0;
+		last_end = snapshot_now_ms();
+		last_dur = (double)(last_end - now) / 1000.0;
+		if (s_opts.interval_s)
+			next_interval = last_end + (int64_t)s_opts.interval_s * 1000;
+	}
+	nlconn_close(&dump);
+	nlconn_close(&notify);
+	return NULL;
+}
+
+int collector_start(const struct collector_opts *o)
+{
+	struct nlconn c;
+	int ret;
+
+	s_opts = *o;
+	s_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s_evfd < 0)
+		return -errno;
+	ret = nlconn_open(&c, 0);
+	if (ret)
+		return ret;
+	ret = collect_and_publish(&c, TRIGGER_STARTUP);
+	nlconn_close(&c);
+	if (ret)
+		return ret;
+	ret = pthread_create(&s_thread, NULL, collector_main, NULL);
+	if (ret)
+		return -ret;
+	s_running = 1;
+	return 0;
+}
+
+void collector_request_resync(void)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&s_resync, 1, __ATOMIC_RELEASE);
+	if (s_evfd >= 0 && write(s_evfd, &one, sizeof(one)) < 0) {
+		/* eventfd full: a wakeup is already pending */
+	}
+}
+
+void collector_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!s_running)
+		goto out;
+	__atomic_store_n(&s_stop, 1, __ATOMIC_RELEASE);
+	if (write(s_evfd, &one, sizeof(one)) < 0)
+		log_debug("eventfd write: %s", strerror(errno));
+	pthread_join(s_thread, NULL);
+	s_running = 0;
+out:
+	if (s_evfd >= 0)
+		close(s_evfd);
+	s_evfd = -1;
+}
+
+unsigned int collector_interval(void)
+{
+	return s_opts.interval_s;
+}
+
+int collector_is_fresh(void)
+{
+	int64_t ok = stats_get(g_stats.last_ok_mono_ms);
+
+	if (!ok || stats_get(g_stats.last_error))
+		return 0;
+	if (s_opts.interval_s &&
+	    snapshot_now_ms() - ok > (int64_t)s_opts.interval_s * 2000 + 10000)
+		return 0;
+	return 1;
+}

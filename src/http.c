@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * http.c - libmicrohttpd glue: listeners, dispatch, ETag, errors, the snapshot reference
+ * that a response holds while its bytes are sent.
+ *
+ * One MHD daemon per listen address, each with an internal thread pool (epoll). A request
+ * takes a snapshot reference (snapshot_acquire) before anything else; a response that points
+ * into the snapshot keeps that reference and drops it in its free callback, so a snapshot is
+ * never freed under a response that is still being sent.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtsnap/collector.h"
+#include "rtsnap/http.h"
+#include "rtsnap/http_internal.h"
+#include "rtsnap/log.h"
+#include "rtsnap/names.h"
+#include "rtsnap/stats.h"
+
+#define MAX_LISTEN 8
+
+static struct MHD_Daemon *s_daemons[MAX_LISTEN];
+static char s_unix_paths[MAX_LISTEN][108];
+static unsigned int s_ndaemons;
+
+static const unsigned int s_codes[6] = { 200, 304, 400, 404, 405, 503 };
+
+static void count_request(int ep, unsigned int status)
+{
+	unsigned int ci = 5;
+
+	for (unsigned int i = 0; i < 6; i++)
+		if (s_codes[i] == status)
+			ci = i;
+	if (status >= 500)
+		ci = 5;
+	if (ep >= 0 && ep < HTTP_EP__MAX)
+		stats_inc(g_stats.http_requests[ep][ci]);
+}
+
+/* ---- responses ---- */
+
+static void add_common_headers(struct MHD_Response *r, const struct http_req *rq,
+			       const char *ctype)
+{
+	char etag[32];
+
+	if (ctype)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	if (rq->snap) {
+		snprintf(etag, sizeof(etag), "\"%llu\"", (unsigned long long)rq->snap->generation);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	}
+}
+
+static enum MHD_Result queue(struct http_req *rq, unsigned int status, struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	ret = MHD_queue_response(rq->conn, status, r);
+	MHD_destroy_response(r);
+	count_request(rq->ep, status);
+	return ret;
+}
+
+enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const char *ctype,
+				 char *body, size_t len)
+{
+	struct MHD_Response *r;
+
+	r = MHD_create_response_from_buffer_with_free_callback_cls(len, body, free, body);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	add_common_headers(r, rq, ctype);
+	stats_add(g_stats.http_bytes, len);
+	return queue(rq, status, r);
+}
+
+enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const char *fmt, ...)
+{
+	char msg[512];
+	json_t *o;
+	char *body;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = json_pack("{s:s}", "error", msg);
+	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!body)
+		return MHD_NO;
+	{
+		size_t l = strlen(body);
+		char *b = realloc(body, l + 2);
+
+		if (b) {
+			body = b;
+			body[l++] = '\n';
+			body[l] = 0;
+		}
+		return http_send_buffer(rq, status, "application/json", body, l);
+	}
+}
+
+struct seg_ctx {
+	struct snapshot *snap;
+	struct strbuf dyn;
+};
+
+static void seg_free(void *cls)
+{
+	struct seg_ctx *c = cls;
+
+	snapshot_release(c->snap);
+	strbuf_free(&c->dyn);
+	free(c);
+}
+
+enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status,
+					const char *ctype, struct render_seg *segs,
+					unsigned int nseg, struct strbuf *dyn)
+{
+	struct MHD_IoVec *iov = malloc((nseg ? nseg : 1) * sizeof(*iov));
+	struct seg_ctx *c = calloc(1, sizeof(*c));
+	struct MHD_Response *r = NULL;
+	size_t total = 0;
+
+	if (!iov || !c) {
+		free(iov);
+		free(c);
+		free(segs);
+		if (dyn)
+			strbuf_free(dyn);
+		return MHD_NO;
+	}
+	for (unsigned int i = 0; i < nseg; i++) {
+		iov[i].iov_base = segs[i].p;
+		iov[i].iov_len = segs[i].len;
+		total += segs[i].len;
+	}
+	free(segs);
+	if (dyn)
+		c->dyn = *dyn; /* bytes move to the response */
+	c->snap = rq->snap;
+	rq->snap = NULL; /* the response holds the reference now */
+	r = MHD_create_response_from_iovec(iov, nseg, seg_free, c);
+	free(iov); /* MHD keeps its own copy of the array */
+	if (!r) {
+		seg_free(c);
+		return MHD_NO;
+	}
+	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
+	add_common_headers(r, rq, ctype);
+	rq->snap = NULL;
+	stats_add(g_stats.http_bytes, total);
+	return queue(rq, status, r);
+}
+
+/* ---- arguments ---- */
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct http_req *rq = cls;
+
+	(void)kind;
+	if (rq->nargs >= HTTP_MAX_ARGS) {
+		rq->args_overflow = 1;
+		return MHD_NO;
+	}
+	rq->args[rq->nargs].key = key;
+	rq->args[rq->nargs].val = value ? value : "";
+	rq->nargs++;
+	return MHD_YES;
+}
+
+const char *http_arg(const struct http_req *rq, const char *key)
+{
+	for (unsigned int i = 0; i < rq->nargs; i++)
+		if (strcmp(rq->args[i].key, key) == 0)
+			return rq->args[i].val;
+	return NULL;
+}
+
+int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Result *res)
+{
+	if (rq->args_overflow) {
+		*res = http_send_error(rq, 400, "too many query parameters (at most %d)",
+				       HTTP_MAX_ARGS);
+		return 1;
+	}
+	for (unsigned int i = 0; i < rq->nargs; i++) {
+		const char *k = rq->args[i].key;
+		int ok = 0;
+
+		for (const char *const *a = allowed; a && *a; a++)
+			ok |= strcmp(*a, k) == 0;
+		if (!ok) {
+			*res = http_send_error(rq, 400, "unknown query parameter '%.64s'", k);
+			return 1;
+		}
+		for (unsigned int j = 0; j < i; j++) {
+			if (strcmp(rq->args[j].key, k) == 0) {
+				*res = http_send_error(rq, 400, "query parameter '%.64s' repeated", k);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- endpoints ---- */
+
+static int no_snapshot(struct http_req *rq, enum MHD_Result *res)
+{
+	if (rq->snap)
+		return 0;
+	*res = http_send_error(rq, 503, "no snapshot yet");
+	return 1;
+}
+
+static enum MHD_Result ep_proc(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	struct render_seg *seg;
+	enum MHD_Result res;
+
+	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
+		return res;
+	seg = malloc(sizeof(*seg));
+	if (!seg)
+		return MHD_NO;
+	seg->p = rq->snap->proc_text;
+	seg->len = rq->snap->proc_len;
+	return http_send_snapshot_segs(rq, 200, "text/plain; charset=utf-8", seg, 1, NULL);
+}
+
+static enum MHD_Result ep_routes(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	struct render_seg *segs = NULL;
+	struct strbuf dyn = { 0 };
+	enum MHD_Result res;
+	int n;
+
+	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
+		return res;
+	n = render_json_all(rq->snap, rq->now_ms, &segs, &dyn);
+	if (n < 0) {
+		strbuf_free(&dyn);
+		return http_send_error(rq, 500, "out of memory");
+	}
+	return http_send_snapshot_segs(rq, 200, "application/json", segs, (unsigned int)n, &dyn);
+}
+
+static void iso8601(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	int ms = (int)(ts->tv_nsec / 1000000);
+
+	gmtime_r(&ts->tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static enum MHD_Result ep_status(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	const struct snapshot *s = rq->snap;
+	json_t *o, *tables, *errors, *coll;
+	enum MHD_Result res;
+	char when[64], b[12];
+	char *body;
+	size_t routes = 0;
+
+	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
+		return res;
+	o = json_object();
+	tables = json_array();
+	errors = json_object();
+	coll = json_object();
+	for (size_t i = 0; i < s->ntables; i++) {
+		const struct snapshot_table *t = &s->tables[i];
+
+		routes += t->routes;
+		json_array_append_new(tables,
+				      json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)t->id, "name",
+						names_table(s->names, t->id, b), "routes",
+						(json_int_t)t->routes, "proc_lines",
+						(json_int_t)t->lines));
+	}
+	for (int e = 0; e < CERR__COUNT; e++)
+		json_object_set_new(errors, stats_error_name(e),
+				    json_integer((json_int_t)stats_get(g_stats.errors[e])));
+	for (int t = 0; t < TRIGGER__COUNT; t++)
+		json_object_set_new(coll, stats_trigger_name(t),
+				    json_integer((json_int_t)stats_get(g_stats.collections[t])));
+	iso8601(&s->taken_at, when, sizeof(when));
+	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
+	json_object_set_new(o, "generation", json_integer((json_int_t)s->generation));
+	json_object_set_new(o, "taken_at", json_string(when));
+	json_object_set_new(o, "age_seconds",
+			    json_real((double)(rq->now_ms - s->taken_mono_ms) / 1000.0));
+	json_object_set_new(o, "duration_seconds", json_real(s->duration_s));
+	json_object_set_new(o, "trigger", json_string(stats_trigger_name(s->trigger)));
+	json_object_set_new(o, "stale", json_boolean(!collector_is_fresh()));
+	json_object_set_new(o, "interval_seconds", json_integer(collector_interval()));
+	json_object_set_new(o, "routes", json_integer((json_int_t)routes));
+	json_object_set_new(o, "proc_bytes", json_integer((json_int_t)s->proc_len));
+	json_object_set_new(o, "expiring", json_integer((json_int_t)s->nexpiring));
+	json_object_set_new(o, "tables", tables);
+	json_object_set_new(o, "collections", coll);
+	json_object_set_new(o, "errors", errors);
+	json_object_set_new(o, "malformed_messages",
+			    json_integer((json_int_t)stats_get(g_stats.malformed)));
+	json_object_set_new(o, "dumps_redone",
+			    json_integer((json_int_t)stats_get(g_stats.dump_intr_redone)));
+	json_object_set_new(o, "last_error",
+			    stats_get(g_stats.last_error) ?
+				    json_string(strerror(-stats_get(g_stats.last_error))) :
+				    json_null());
+	body = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!body)
+		return http_send_error(rq, 500, "out of memory");
+	return http_send_buffer(rq, 200, "application/json", body, strlen(body));
+}
+
+static enum MHD_Result ep_healthz(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	enum MHD_Result res;
+	int fresh = rq->snap && collector_is_fresh();
+	char *body;
+
+	if (http_args_check(rq, allowed, &res))
+		return res;
+	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu}\n", fresh ? "ok" : "stale",
+		     rq->snap ? (unsigned long long)rq->snap->generation : 0ULL) < 0)
+		return MHD_NO;
+	return http_send_buffer(rq, fresh ? 200 : 503, "application/json", body, strlen(body));
+}
+
+struct endpoint {
+	const char *path;
+	enum MHD_Result (*fn)(struct http_req *rq);
+	int etag; /* supports If-None-Match on the snapshot generation */
+};
+
+static const struct endpoint s_endpoints[] = {
+	{ "/ipv6_route", ep_proc, 1 },
+	{ "/proc/net/ipv6_route", ep_proc, 1 },
+	{ "/routes", ep_routes, 0 }, /* expires changes with time: no 304 */
+	{ "/status", ep_status, 0 },
+	{ "/healthz", ep_healthz, 0 },
+};
+#define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
+
+const char *http_endpoint_name(int ep);
+const char *http_endpoint_name(int ep)
+{
+	if (ep >= 0 && (size_t)ep < NENDPOINTS)
+		return s_endpoints[ep].path;
+	return "other";
+}
+
+/* If-None-Match: "*", or a comma-separated list of (possibly weak) tags. */
+static int etag_matches(const char *inm, uint64_t gen)
+{
+	char tag[32];
+	size_t tl;
+
+	if (!inm)
+		return 0;
+	tl = (size_t)snprintf(tag, sizeof(tag), "\"%llu\"", (unsigned long long)gen);
+	for (const char *p = inm; *p;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return 1;
+		if (p[0] == 'W' && p[1] == '/')
+			p += 2;
+		if (strncmp(p, tag, tl) == 0 && (p[tl] == 0 || p[tl] == ',' || p[tl] == ' '))
+			return 1;
+		while (*p && *p != ',')
+			p++;
+	}
+	return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
+{
+	struct http_req rq = { .conn = conn, .path = url, .ep = HTTP_EP__MAX - 1 };
+	const struct endpoint *e = NULL;
+	enum MHD_Result res;
+
+	(void)cls;
+	(void)version;
+	(void)upload;
+	if (!*req_cls) {
+		/* first call: headers only; answer on the second so an upload can be refused */
+		*req_cls = (void *)1;
+		return MHD_YES;
+	}
+	for (size_t i = 0; i < NENDPOINTS; i++) {
+		if (strcmp(url, s_endpoints[i].path) == 0) {
+			e = &s_endpoints[i];
+			rq.ep = (int)i;
+		}
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		struct MHD_Response *r;
+		char *body = strdup("{\"error\":\"method not allowed\"}\n");
+
+		*upload_size = 0;
+		if (!body)
+			return MHD_NO;
+		r = MHD_create_response_from_buffer_with_free_callback_cls(strlen(body), body, free,
+									   body);
+		if (!r) {
+			free(body);
+			return MHD_NO;
+		}
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		return queue(&rq, 405, r);
+	}
+	if (*upload_size) {
+		*upload_size = 0; /* a GET with a body: ignore the body */
+		return MHD_YES;
+	}
+	if (!e)
+		return http_send_error(&rq, 404, "no such endpoint: %.128s", url);
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
+	rq.snap = snapshot_acquire();
+	rq.now_ms = snapshot_now_ms();
+	if (e->etag && rq.snap &&
+	    etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_IF_NONE_MATCH),
+			 rq.snap->generation)) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+
+		if (r)
+			add_common_headers(r, &rq, NULL);
+		res = queue(&rq, 304, r);
+	} else {
+		res = e->fn(&rq);
+	}
+	snapshot_release(rq.snap); /* NULL if a response took it over */
+	return res;
+}
+
+/* ---- listeners ---- */
+
+int http_parse_listen(const char *spec, struct sockaddr_storage *ss, unsigned int *sslen)
+{
+	char host[128];
+	const char *colon;
+	char *end;
+	unsigned long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strncmp(spec, "unix:", 5) == 0) {
+		struct sockaddr_un *su = (struct sockaddr_un *)ss;
+		size_t l = strlen(spec + 5);
+
+		if (l == 0 || l >= sizeof(su->sun_path))
+			return -EINVAL;
+		su->sun_family = AF_UNIX;
+		memcpy(su->sun_path, spec + 5, l + 1);
+		*sslen = (unsigned int)(offsetof(struct sockaddr_un, sun_path) + l + 1);
+		return 0;
+	}
+	if (spec[0] == '[') {
+		const char *rb = strchr(spec, ']');
+
+		if (!rb || rb[1] != ':' || (size_t)(rb - spec - 1) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, spec + 1, (size_t)(rb - spec - 1));
+		host[rb - spec - 1] = 0;
+		colon = rb + 1;
+	} else {
+		colon = strrchr(spec, ':');
+		if (!colon || (size_t)(colon - spec) >= sizeof(host) || strchr(spec, ':') != colon)
+			return -EINVAL;
+		memcpy(host, spec, (size_t)(colon - spec));
+		host[colon - spec] = 0;
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port > 65535)
+		return -EINVAL;
+	if (spec[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return -EINVAL;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*sslen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		if (strcmp(host, "localhost") == 0)
+			strcpy(host, "127.0.0.1");
+		if (!host[0] || strcmp(host, "*") == 0)
+			strcpy(host, "0.0.0.0");
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return -EINVAL;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		*sslen = sizeof(*s4);
+	}
+	return 0;
+}
+
+static int open_listener(const char *spec, char *unix_path)
+{
+	struct sockaddr_storage ss;
+	unsigned int sslen;
+	int fd, one = 1, ret;
+
+	ret = http_parse_listen(spec, &ss, &sslen);
+	if (ret)
+		return ret;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (ss.ss_family == AF_UNIX) {
+		const char *path = ((struct sockaddr_un *)&ss)->sun_path;
+		struct stat st;
+
+		/* a stale socket from an earlier run: replace it; anything else: refuse */
+		if (lstat(path, &st) == 0) {
+			if (!S_ISSOCK(st.st_mode)) {
+				close(fd);
+				return -EEXIST;
+			}
+			unlink(path);
+		}
+		memcpy(unix_path, path, strnlen(path, 107));
+		unix_path[strnlen(path, 107)] = 0;
+	} else {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ss.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 1024) < 0) {
+		ret = -errno;
+		close(fd);
+		unix_path[0] = 0;
+		return ret;
+	}
+	return fd;
+}
+
+int http_start(const struct http_opts *o)
+{
+	unsigned int threads = o->threads;
+
+	if (!threads) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = n > 0 ? (unsigned int)n : 1;
+	}
+	if (o->nlisten > MAX_LISTEN)
+		return -E2BIG;
+	for (unsigned int i = 0; i < o->nlisten; i++) {
+		int fd = open_listener(o->listen[i], s_unix_paths[i]);
+		struct MHD_Daemon *d;
+
+		if (fd < 0) {
+			log_err("cannot listen on %s: %s", o->listen[i], strerror(-fd));
+			http_stop();
+			return fd;
+		}
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+					     MHD_USE_TURBO,
+				     0, NULL, NULL, on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+				     MHD_OPTION_THREAD_POOL_SIZE, threads,
+				     MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
+				     MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+				     MHD_OPTION_END);
+		if (!d) {
+			close(fd);
+			log_err("cannot start the HTTP server on %s", o->listen[i]);
+			http_stop();
+			return -EIO;
+		}
+		s_daemons[s_ndaemons++] = d;
+		log_info("listening on %s (%u threads)", o->listen[i], threads);
+	}
+	return 0;
+}
+
+void http_stop(void)
+{
+	for (unsigned int i = 0; i < s_ndaemons; i++) {
+		MHD_stop_daemon(s_daemons[i]); /* closes the listen socket too */
+		s_daemons[i] = NULL;
+	}
+	s_ndaemons = 0;
+	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
+		if (s_unix_paths[i][0])
+			unlink(s_unix_paths[i]);
+		s_unix_paths[i][0] = 0;
+	}
+}

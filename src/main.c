@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * main.c - options, signals, lifecycle. Signal handlers only set a flag or write the
+ * collector's eventfd; the main loop does the rest.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtsnap/collector.h"
+#include "rtsnap/http.h"
+#include "rtsnap/log.h"
+#include "rtsnap/render.h"
+#include "rtsnap/snapshot.h"
+#include "rtsnap/stats.h"
+
+#define MAX_LISTEN 8
+
+static volatile sig_atomic_t s_quit;
+
+static void on_quit(int sig)
+{
+	(void)sig;
+	s_quit = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	collector_request_resync();
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rtsnapd [options]\n"
+		"  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
+		"                          (repeatable; default [::1]:9816)\n"
+		"  -i, --interval SECONDS  full resync period (default 30; 0 = never)\n"
+		"      --debounce-ms MS    wait after a change notification (default 100)\n"
+		"      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+		"      --once              print one snapshot to stdout and exit\n"
+		"      --format proc|json  format for --once (default proc)\n"
+		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		"      --log-level LEVEL   err, warn, info (default) or debug\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n");
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int run_once(const char *format)
+{
+	struct snapshot *s = NULL;
+	int ret = collector_collect_once(&s);
+
+	if (ret) {
+		log_err("cannot read the routing tables: %s", strerror(-ret));
+		return 1;
+	}
+	if (strcmp(format, "proc") == 0) {
+		ret = write_all(STDOUT_FILENO, s->proc_text, s->proc_len);
+	} else {
+		struct render_seg *segs = NULL;
+		struct strbuf dyn = { 0 };
+		int n = render_json_all(s, snapshot_now_ms(), &segs, &dyn);
+
+		ret = n < 0 ? n : 0;
+		for (int i = 0; i < n && !ret; i++)
+			ret = write_all(STDOUT_FILENO, segs[i].p, segs[i].len);
+		free(segs);
+		strbuf_free(&dyn);
+	}
+	snapshot_free(s);
+	if (ret) {
+		log_err("cannot write the output: %s", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v > max || *s == '-')
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_ONCE = 256, OPT_FORMAT, OPT_PROC_FILE, OPT_LOG_LEVEL, OPT_DEBOUNCE, OPT_THREADS };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "proc-file", required_argument, NULL, OPT_PROC_FILE },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	const char *listen[MAX_LISTEN];
+	unsigned int nlisten = 0, threads = 0;
+	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
+	const char *format = NULL;
+	int once = 0, c, lvl, ret;
+	struct sigaction sa;
+
+	while ((c = getopt_long(argc, argv, "l:i:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (nlisten == MAX_LISTEN) {
+				fprintf(stderr, "rtsnapd: at most %d --listen\n", MAX_LISTEN);
+				return 2;
+			}
+			listen[nlisten++] = optarg;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 86400, &copts.interval_s)) {
+				fprintf(stderr, "rtsnapd: bad --interval '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_DEBOUNCE:
+			if (parse_uint(optarg, 60000, &copts.debounce_ms)) {
+				fprintf(stderr, "rtsnapd: bad --debounce-ms '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_THREADS:
+			if (parse_uint(optarg, 256, &threads)) {
+				fprintf(stderr, "rtsnapd: bad --threads '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_PROC_FILE:
+			copts.proc_file = optarg;
+			break;
+		case OPT_ONCE:
+			once = 1;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "proc") && strcmp(optarg, "json")) {
+				fprintf(stderr, "rtsnapd: --format must be proc or json\n");
+				return 2;
+			}
+			format = optarg;
+			break;
+		case OPT_LOG_LEVEL:
+			lvl = log_parse_level(optarg);
+			if (lvl < 0) {
+				fprintf(stderr, "rtsnapd: bad --log-level '%s'\n", optarg);
+				return 2;
+			}
+			log_set_level((enum log_level)lvl);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("rtsnapd %s\n", RTSNAP_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rtsnapd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (format && !once) {
+		fprintf(stderr, "rtsnapd: --format goes with --once\n");
+		return 2;
+	}
+	if (once)
+		return run_once(format ? format : "proc");
+	if (!nlisten)
+		listen[nlisten++] = "[::1]:9816";
+
+	stats_set(g_stats.start_time_real_s, (int64_t)time(NULL));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_quit;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	ret = collector_start(&copts);
+	if (ret) {
+		log_err("cannot take the first snapshot: %s", strerror(-ret));
+		collector_stop();
+		snapshot_shutdown();
+		return 1;
+	}
+	{
+		struct http_opts hopts = { .listen = listen, .nlisten = nlisten, .threads = threads };
+
+		ret = http_start(&hopts);
+	}
+	if (ret) {
+		collector_stop();
+		snapshot_shutdown();
+		return 1;
+	}
+	log_info("rtsnapd %s running", RTSNAP_VERSION);
+	while (!s_quit)
+		pause();
+	log_info("stopping");
+	http_stop();
+	collector_stop();
+	snapshot_shutdown();
+	return 0;
+}

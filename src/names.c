@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* names.c - iproute2's number-to-name tables, read the way `ip` reads them. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/rtnetlink.h>
+
+#include "rtsnap/names.h"
+
+struct table_name {
+	uint32_t id;
+	char name[64];
+};
+
+struct names {
+	char proto[256][32];
+	char scope[256][32];
+	struct table_name *tables;
+	size_t ntables;
+};
+
+static const char *const s_types[] = {
+	[RTN_UNSPEC] = "none",		[RTN_UNICAST] = "unicast",     [RTN_LOCAL] = "local",
+	[RTN_BROADCAST] = "broadcast",	[RTN_ANYCAST] = "anycast",     [RTN_MULTICAST] = "multicast",
+	[RTN_BLACKHOLE] = "blackhole",	[RTN_UNREACHABLE] = "unreachable", [RTN_PROHIBIT] = "prohibit",
+	[RTN_THROW] = "throw",		[RTN_NAT] = "nat",	       [RTN_XRESOLVE] = "xresolve",
+};
+
+static int parse_u32(const char *s, uint32_t *v)
+{
+	char *end;
+	unsigned long x;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(s, &end, 0);
+	if (errno || *end || x > UINT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int add_table(struct names *n, uint32_t id, const char *name)
+{
+	struct table_name *p;
+
+	for (size_t i = 0; i < n->ntables; i++) {
+		if (n->tables[i].id == id) {
+			snprintf(n->tables[i].name, sizeof(n->tables[i].name), "%s", name);
+			return 0;
+		}
+	}
+	p = realloc(n->tables, (n->ntables + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	n->tables = p;
+	p[n->ntables].id = id;
+	snprintf(p[n->ntables].name, sizeof(p[n->ntables].name), "%s", name);
+	n->ntables++;
+	return 0;
+}
+
+/* kind: 0 tables, 1 protocols, 2 scopes. Lines "NUMBER NAME", '#' comments. */
+static int load_file(struct names *n, const char *path, int kind)
+{
+	char line[256], name[32];
+	unsigned long id;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		if (sscanf(p, "0x%lx %31s", &id, name) != 2 && sscanf(p, "%lu %31s", &id, name) != 2)
+			continue;
+		if (name[0] == '#')
+			continue;
+		if (kind == 0) {
+			if (id > UINT32_MAX || add_table(n, (uint32_t)id, name)) {
+				fclose(f);
+				return id > UINT32_MAX ? 0 : -ENOMEM;
+			}
+		} else if (id < 256) {
+			snprintf(kind == 1 ? n->proto[id] : n->scope[id], 32, "%s", name);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int load_dir(struct names *n, const char *dir, int kind)
+{
+	struct dirent **ents;
+	int cnt, ret = 0;
+
+	cnt = scandir(dir, &ents, NULL, alphasort);
+	if (cnt < 0)
+		return 0;
+	for (int i = 0; i < cnt; i++) {
+		size_t l = strlen(ents[i]->d_name);
+		char path[4096];
+
+		if (!ret && l > 5 && strcmp(ents[i]->d_name + l - 5, ".conf") == 0 &&
+		    ents[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			ret = load_file(n, path, kind);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+int names_load(const char *dir, struct names **out)
+{
+	static const char *const protos[] = {
+		[RTPROT_UNSPEC] = "unspec", [RTPROT_REDIRECT] = "redirect", [RTPROT_KERNEL] = "kernel",
+		[RTPROT_BOOT] = "boot",	    [RTPROT_STATIC] = "static",	    [RTPROT_GATED] = "gated",
+		[RTPROT_RA] = "ra",	    [RTPROT_MRT] = "mrt",	    [RTPROT_ZEBRA] = "zebra",
+		[RTPROT_BIRD] = "bird",	    [RTPROT_DNROUTED] = "dnrouted", [RTPROT_XORP] = "xorp",
+		[RTPROT_NTK] = "ntk",	    [RTPROT_DHCP] = "dhcp",	    [RTPROT_KEEPALIVED] = "keepalived",
+		[RTPROT_BABEL] = "babel",   [RTPROT_OPENR] = "openr",	    [RTPROT_BGP] = "bgp",
+		[RTPROT_ISIS] = "isis",	    [RTPROT_OSPF] = "ospf",	    [RTPROT_RIP] = "rip",
+		[RTPROT_EIGRP] = "eigrp",
+	};
+	char path[4096];
+	struct names *n;
+	int ret;
+
+	if (!dir)
+		dir = "/etc/iproute2";
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i])
+			snprintf(n->proto[i], 32, "%s", protos[i]);
+	snprintf(n->scope[RT_SCOPE_UNIVERSE], 32, "global");
+	snprintf(n->scope[RT_SCOPE_NOWHERE], 32, "nowhere");
+	snprintf(n->scope[RT_SCOPE_HOST], 32, "host");
+	snprintf(n->scope[RT_SCOPE_LINK], 32, "link");
+	snprintf(n->scope[RT_SCOPE_SITE], 32, "site");
+	ret = add_table(n, RT_TABLE_DEFAULT, "default");
+	if (!ret)
+		ret = add_table(n, RT_TABLE_MAIN, "main");
+	if (!ret)
+		ret = add_table(n, RT_TABLE_LOCAL, "local");
+	snprintf(path, sizeof(path), "%s/rt_tables", dir);
+	if (!ret)
+		ret = load_file(n, path, 0);
+	snprintf(path, sizeof(path), "%s/rt_tables.d", dir);
+	if (!ret)
+		ret = load_dir(n, path, 0);
+	snprintf(path, sizeof(path), "%s/rt_protos", dir);
+	if (!ret)
+		ret = load_file(n, path, 1);
+	snprintf(path, sizeof(path), "%s/rt_protos.d", dir);
+	if (!ret)
+		ret = load_dir(n, path, 1);
+	snprintf(path, sizeof(path), "%s/rt_scopes", dir);
+	if (!ret)
+		ret = load_file(n, path, 2);
+	if (ret) {
+		names_free(n);
+		return ret;
+	}
+	*out = n;
+	return 0;
+}
+
+void names_free(struct names *n)
+{
+	if (!n)
+		return;
+	free(n->tables);
+	free(n);
+}
+
+const char *names_table(const struct names *n, uint32_t id, char buf[12])
+{
+	for (size_t i = 0; n && i < n->ntables; i++)
+		if (n->tables[i].id == id)
+			return n->tables[i].name;
+	snprintf(buf, 12, "%u", id);
+	return buf;
+}
+
+const char *names_protocol(const struct names *n, uint8_t id, char buf[12])
+{
+	if (n && n->proto[id][0])
+		return n->proto[id];
+	snprintf(buf, 12, "%u", id);
+	return buf;
+}
+
+const char *names_scope(const struct names *n, uint8_t id, char buf[12])
+{
+	if (n && n->scope[id][0])
+		return n->scope[id];
+	snprintf(buf, 12, "%u", id);
+	return buf;
+}
+
+const char *names_type(uint8_t type, char buf[12])
+{
+	if (type < sizeof(s_types) / sizeof(s_types[0]) && s_types[type])
+		return s_types[type];
+	snprintf(buf, 12, "%u", type);
+	return buf;
+}
+
+int names_table_id(const struct names *n, const char *s, uint32_t *id)
+{
+	for (size_t i = 0; n && i < n->ntables; i++) {
+		if (strcmp(n->tables[i].name, s) == 0) {
+			*id = n->tables[i].id;
+			return 0;
+		}
+	}
+	return parse_u32(s, id);
+}
+
+int names_protocol_id(const struct names *n, const char *s, uint8_t *id)
+{
+	uint32_t v;
+
+	for (unsigned int i = 0; n && i < 256; i++) {
+		if (n->proto[i][0] && strcmp(n->proto[i], s) == 0) {
+			*id = (uint8_t)i;
+			return 0;
+		}
+	}
+	if (parse_u32(s, &v) || v > 255)
+		return -EINVAL;
+	*id = (uint8_t)v;
+	return 0;
+}
+
+int names_type_id(const char *s, uint8_t *id)
+{
+	uint32_t v;
+
+	for (unsigned int i = 0; i < sizeof(s_types) / sizeof(s_types[0]); i++) {
+		if (s_types[i] && strcmp(s_types[i], s) == 0) {
+			*id = (uint8_t)i;
+			return 0;
+		}
+	}
+	if (parse_u32(s, &v) || v > 255)
+		return -EINVAL;
+	*id = (uint8_t)v;
+	return 0;
+}

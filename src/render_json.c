@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * render_json.c - route objects exactly as `ip -j -6 route show table all` prints them
+ * (iproute2 ip/iproute.c print_route): same keys, same order, same value forms, same
+ * omissions.
+ *
+ * Every route's object is rendered once per snapshot into one buffer that is already the
+ * whole array: "[obj,obj,...]". Route i's bytes (with its leading comma) are
+ * [off[i], off[i+1]). Routes that carry an expiry are rendered again per response, because
+ * "expires" is the time left at the moment of the response; the response is then the
+ * pre-rendered spans with those few routes spliced in (work proportional to the expiring
+ * routes, not to the table).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/rtnetlink.h>
+
+#include "rtsnap/names.h"
+#include "rtsnap/render.h"
+
+struct json_view {
+	char *buf;
+	size_t len;
+	size_t *off; /* nroutes + 1 entries */
+};
+
+static const char *const s_metric_names[ROUTE_METRICS_MAX] = {
+	[RTAX_MTU] = "mtu",	      [RTAX_WINDOW] = "window",	     [RTAX_RTT] = "rtt",
+	[RTAX_RTTVAR] = "rttvar",     [RTAX_SSTHRESH] = "ssthresh",  [RTAX_CWND] = "cwnd",
+	[RTAX_ADVMSS] = "advmss",     [RTAX_REORDERING] = "reordering", [RTAX_HOPLIMIT] = "hoplimit",
+	[RTAX_INITCWND] = "initcwnd", [RTAX_FEATURES] = "features",  [RTAX_RTO_MIN] = "rto_min",
+	[RTAX_INITRWND] = "initrwnd", [RTAX_QUICKACK] = "quickack",  [RTAX_CC_ALGO] = "congctl",
+	[RTAX_FASTOPEN_NO_COOKIE] = "fastopen_no_cookie",
+};
+
+static void put_key_str(struct strbuf *sb, int *first, const char *key, const char *val)
+{
+	if (!*first)
+		strbuf_putc(sb, ',');
+	*first = 0;
+	strbuf_putc(sb, '"');
+	strbuf_puts(sb, key);
+	strbuf_puts(sb, "\":\"");
+	strbuf_json_escape(sb, val);
+	strbuf_putc(sb, '"');
+}
+
+static void put_key_num(struct strbuf *sb, int *first, const char *key, long long val)
+{
+	if (!*first)
+		strbuf_putc(sb, ',');
+	*first = 0;
+	strbuf_appendf(sb, "\"%s\":%lld", key, val);
+}
+
+static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8_t *a,
+		     int plen, int host_len)
+{
+	char txt[INET6_ADDRSTRLEN + 8];
+
+	inet_ntop(AF_INET6, a, txt, sizeof(txt));
+	if (plen >= 0 && plen != host_len) {
+		size_t l = strlen(txt);
+
+		snprintf(txt + l, sizeof(txt) - l, "/%d", plen);
+	}
+	put_key_str(sb, first, key, txt);
+}
+
+static void put_dev(struct strbuf *sb, int *first, const struct snapshot *s, uint32_t ifindex)
+{
+	const char *name = snapshot_link_name(s, ifindex);
+	char buf[16];
+
+	if (!*name) {
+		snprintf(buf, sizeof(buf), "if%u", ifindex); /* what ll_index_to_name() falls back to */
+		name = buf;
+	}
+	put_key_str(sb, first, "dev", name);
+}
+
+static void put_flags(struct strbuf *sb, int *first, uint32_t flags)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} names[] = {
+		{ RTNH_F_DEAD, "dead" },	    { RTNH_F_ONLINK, "onlink" },
+		{ RTNH_F_PERVASIVE, "pervasive" },  { RTNH_F_OFFLOAD, "offload" },
+		{ RTNH_F_TRAP, "trap" },	    { RTM_F_NOTIFY, "notify" },
+		{ RTNH_F_LINKDOWN, "linkdown" },    { RTNH_F_UNRESOLVED, "unresolved" },
+		{ RTM_F_OFFLOAD, "rt_offload" },    { RTM_F_TRAP, "rt_trap" },
+		{ RTM_F_OFFLOAD_FAILED, "rt_offload_failed" },
+	};
+	int f = 1;
+
+	if (!*first)
+		strbuf_putc(sb, ',');
+	*first = 0;
+	strbuf_puts(sb, "\"flags\":[");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (flags & names[i].bit) {
+			if (!f)
+				strbuf_putc(sb, ',');
+			f = 0;
+			strbuf_putc(sb, '"');
+			strbuf_puts(sb, names[i].name);
+			strbuf_putc(sb, '"');
+		}
+	}
+	strbuf_putc(sb, ']');
+}
+
+static void put_metrics(struct strbuf *sb, int *first, const struct route_metrics *m)
+{
+	uint32_t lock = (m->mask & (1u << RTAX_LOCK)) ? m->val[RTAX_LOCK] : 0;
+	int f = 1;
+
+	if (!*first)
+		strbuf_putc(sb, ',');
+	*first = 0;
+	strbuf_puts(sb, "\"metrics\":[{");
+	for (unsigned int i = 2; i < ROUTE_METRICS_MAX; i++) {
+		uint32_t v;
+
+		if (!(m->mask & (1u << i)) && !(lock & (1u << i)))
+			continue;
+		v = (m->mask & (1u << i)) ? m->val[i] : 0;
+		if (i == RTAX_HOPLIMIT && (int32_t)v == -1)
+			continue;
+		if (!s_metric_names[i])
+			continue;
+		if (i == RTAX_RTT)
+			v /= 8;
+		else if (i == RTAX_RTTVAR)
+			v /= 4;
+		if (!f)
+			strbuf_putc(sb, ',');
+		f = 0;
+		strbuf_appendf(sb, "\"%s\":%u", s_metric_names[i], v);
+	}
+	strbuf_puts(sb, "}]");
+}
+
+static long s_hz;
+
+void render_json_route(const struct snapshot *s, const struct route *r, int64_t now_ms,
+		       struct strbuf *sb)
+{
+	const struct route_metrics *m;
+	char buf[12];
+	int first = 1;
+
+	strbuf_putc(sb, '{');
+	if (r->type != RTN_UNICAST)
+		put_key_str(sb, &first, "type", names_type(r->type, buf));
+	if (r->dst_len)
+		put_addr(sb, &first, "dst", r->dst, r->dst_len, 128);
+	else
+		put_key_str(sb, &first, "dst", "default");
+	if (r->src_len)
+		put_addr(sb, &first, "from", r->src, r->src_len, 128);
+	if (r->nhid)
+		put_key_num(sb, &first, "nhid", r->nhid);
+	if (r->nh_count == 1 && r->nh.has_gw)
+		put_addr(sb, &first, "gateway", r->nh.gw, -1, 128);
+	if (r->nh_count == 1 && r->nh.ifindex)
+		put_dev(sb, &first, s, r->nh.ifindex);
+	if (r->table != RT_TABLE_MAIN)
+		put_key_str(sb, &first, "table", names_table(s->names, r->table, buf));
+	if (r->protocol != RTPROT_BOOT)
+		put_key_str(sb, &first, "protocol", names_protocol(s->names, r->protocol, buf));
+	if (r->scope != RT_SCOPE_UNIVERSE)
+		put_key_str(sb, &first, "scope", names_scope(s->names, r->scope, buf));
+	if (r->has_prefsrc)
+		put_addr(sb, &first, "prefsrc", r->prefsrc, -1, 128);
+	put_key_num(sb, &first, "metric", r->metric);
+	put_flags(sb, &first, r->rtm_flags);
+	if (r->expires_ms) {
+		/* iproute2 prints rta_expires / hz: whole seconds, truncated toward zero */
+		int64_t left = r->expires_ms - now_ms;
+
+		if (!s_hz)
+			s_hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+		if (left / (1000 / s_hz) != 0)
+			put_key_num(sb, &first, "expires", left / 1000);
+	}
+	m = snapshot_route_metrics(s, r);
+	if (m)
+		put_metrics(sb, &first, m);
+	if (r->pref != ROUTE_PREF_NONE) {
+		static const char *const prefs[] = { "medium", "high", "3", "low" };
+
+		if (r->pref == 0 || r->pref == 1 || r->pref == 3) {
+			put_key_str(sb, &first, "pref", prefs[r->pref]);
+		} else {
+			snprintf(buf, sizeof(buf), "%u", r->pref);
+			put_key_str(sb, &first, "pref", buf);
+		}
+	}
+	if (r->nh_count > 1) {
+		strbuf_puts(sb, ",\"nexthops\":[");
+		for (unsigned int i = 0; i < r->nh_count; i++) {
+			const struct route_nh *nh = snapshot_route_nh(s, r, i);
+			int f = 1;
+
+			strbuf_puts(sb, i ? ",{" : "{");
+			if (nh->has_gw)
+				put_addr(sb, &f, "gateway", nh->gw, -1, 128);
+			put_dev(sb, &f, s, nh->ifindex);
+			put_key_num(sb, &f, "weight", nh->weight);
+			put_flags(sb, &f, nh->flags);
+			strbuf_putc(sb, '}');
+		}
+		strbuf_putc(sb, ']');
+	}
+	strbuf_putc(sb, '}');
+}
+
+int render_json_build(struct snapshot *s)
+{
+	struct json_view *v = calloc(1, sizeof(*v));
+	struct strbuf sb = { 0 };
+	int64_t now = s->taken_mono_ms;
+	int first = 1;
+
+	if (!v)
+		return -ENOMEM;
+	v->off = malloc((s->nroutes + 1) * sizeof(*v->off));
+	if (!v->off)
+		goto fail;
+	strbuf_reserve(&sb, s->nroutes * 160 + 2);
+	strbuf_putc(&sb, '[');
+	for (size_t i = 0; i < s->nroutes; i++) {
+		const struct route *r = &s->routes[i];
+
+		v->off[i] = sb.len;
+		if (r->placeholder)
+			continue;
+		if (!first)
+			strbuf_putc(&sb, ',');
+		first = 0;
+		render_json_route(s, r, now, &sb);
+	}
+	v->off[s->nroutes] = sb.len;
+	strbuf_puts(&sb, "]\n");
+	if (sb.failed)
+		goto fail;
+	v->buf = strbuf_detach(&sb, &v->len);
+	s->json = v;
+	return 0;
+fail:
+	strbuf_free(&sb);
+	render_json_free(v);
+	return -ENOMEM;
+}
+
+void render_json_free(struct json_view *v)
+{
+	if (!v)
+		return;
+	free(v->buf);
+	free(v->off);
+	free(v);
+}
+
+int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg **segs,
+		    struct strbuf *dyn)
+{
+	const struct json_view *v = s->json;
+	size_t nseg = 0, pos = 0;
+	struct render_seg *out;
+	size_t *dyn_start;
+
+	out = malloc((2 * s->nexpiring + 1) * sizeof(*out));
+	dyn_start = malloc((s->nexpiring + 1) * sizeof(*dyn_start));
+	if (!out || !dyn_start) {
+		free(out);
+		free(dyn_start);
+		return -ENOMEM;
+	}
+	/* expiring[] is in deadline order; splice in route order */
+	{
+		uint32_t *idx = malloc((s->nexpiring + 1) * sizeof(*idx));
+		size_t n = s->nexpiring;
+
+		if (!idx) {
+			free(out);
+			free(dyn_start);
+			return -ENOMEM;
+		}
+		memcpy(idx, s->expiring, n * sizeof(*idx));
+		/* small n: insertion sort by route index */
+		for (size_t i = 1; i < n; i++) {
+			uint32_t x = idx[i];
+			size_t j = i;
+
+			while (j > 0 && idx[j - 1] > x) {
+				idx[j] = idx[j - 1];
+				j--;
+			}
+			idx[j] = x;
+		}
+		for (size_t k = 0; k < n; k++) {
+			uint32_t i = idx[k];
+			size_t a = v->off[i], b = v->off[i + 1];
+
+			out[nseg].p = v->buf + pos; /* pre-rendered span before route i */
+			out[nseg++].len = a - pos;
+			dyn_start[k] = dyn->len;
+			if (v->buf[a] == ',')
+				strbuf_putc(dyn, ',');
+			render_json_route(s, &s->routes[i], now_ms, dyn);
+			out[nseg].p = NULL; /* fixed up below, dyn may move */
+			out[nseg++].len = dyn->len - dyn_start[k];
+			pos = b;
+		}
+		free(idx);
+		out[nseg].p = v->buf + pos;
+		out[nseg++].len = v->len - pos;
+		if (dyn->failed) {
+			free(out);
+			free(dyn_start);
+			return -ENOMEM;
+		}
+		for (size_t k = 0, j = 0; k < nseg; k++)
+			if (!out[k].p)
+				out[k].p = dyn->buf + dyn_start[j++];
+	}
+	free(dyn_start);
+	*segs = out;
+	return (int)nseg;
+}

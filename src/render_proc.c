@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * render_proc.c - the /proc/net/ipv6_route text of a snapshot.
+ *
+ * The kernel prints one line per fib6_info (ipv6_route_native_seq_show() in
+ * net/ipv6/ip6_fib.c):
+ *   dst plen src splen gateway metric refcnt use flags dev
+ * with "%pi6 %02x %pi6 %02x %pi6 %08x %08x %08x %08x %8s\n". We rebuild every column from
+ * netlink except refcnt, which netlink does not expose: we print 00000001 (the value of an
+ * idle route). use is always 0 in the kernel too. A multipath route is one netlink message
+ * but one fib6_info (one line) per sibling; a route using a nexthop object is one line that
+ * shows the object's first nexthop.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/rtnetlink.h>
+#include <linux/ipv6_route.h>
+#include <linux/route.h>
+
+#include "rtsnap/render.h"
+
+#ifndef RTPROT_RA
+#define RTPROT_RA 9
+#endif
+
+#define IFF_LOOPBACK_FLAG 0x8 /* IFF_LOOPBACK; <net/if.h> clashes with <linux/if.h> */
+
+static const char s_hex[] = "0123456789abcdef";
+
+static char *put_hex_bytes(char *p, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		*p++ = s_hex[b[i] >> 4];
+		*p++ = s_hex[b[i] & 15];
+	}
+	return p;
+}
+
+static char *put_hex32(char *p, uint32_t v)
+{
+	for (int sh = 28; sh >= 0; sh -= 4)
+		*p++ = s_hex[(v >> sh) & 15];
+	return p;
+}
+
+/* The kernel turns these into RTF_REJECT|RTF_NONEXTHOP routes through the loopback device. */
+static int is_reject(const struct snapshot *s, const struct route *r)
+{
+	const struct route_link *l;
+
+	switch (r->type) {
+	case RTN_UNREACHABLE:
+	case RTN_BLACKHOLE:
+	case RTN_PROHIBIT:
+	case RTN_THROW:
+		return 1;
+	case RTN_UNICAST:
+		/* a unicast route through a loopback device is promoted to a reject route,
+		 * unless its destination is the loopback address itself */
+		if (r->nh_count != 1 || r->nhid)
+			return 0;
+		l = snapshot_link(s, r->nh.ifindex);
+		if (!l || !(l->flags & IFF_LOOPBACK_FLAG))
+			return 0;
+		{
+			static const uint8_t lo6[16] = { [15] = 1 };
+
+			return !(r->dst_len == 128 && memcmp(r->dst, lo6, 16) == 0);
+		}
+	default:
+		return 0;
+	}
+}
+
+uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
+			   const struct route_nh *nh)
+{
+	uint32_t f;
+
+	if (r->placeholder || is_reject(s, r))
+		return RTF_REJECT | RTF_NONEXTHOP;
+	f = RTF_UP;
+	if (nh && nh->has_gw)
+		f |= RTF_GATEWAY;
+	if (nh && (nh->flags & RTNH_F_ONLINK))
+		f |= RTF_HOST; /* RTNH_F_ONLINK (4) is carried in fib6_flags as is */
+	if (r->type == RTN_LOCAL)
+		f |= RTF_LOCAL | RTF_NONEXTHOP;
+	else if (r->type == RTN_ANYCAST)
+		f |= RTF_ANYCAST | RTF_NONEXTHOP;
+	if (r->expires_ms)
+		f |= RTF_EXPIRES;
+	if (r->pref != ROUTE_PREF_NONE)
+		f |= RTF_PREF(r->pref & 3);
+	if (r->protocol == RTPROT_RA) {
+		f |= RTF_ADDRCONF;
+		if (r->dst_len == 0)
+			f |= RTF_DEFAULT;
+		else if (!r->prefix_rt)
+			f |= RTF_ROUTEINFO;
+	}
+	if (r->prefix_rt)
+		f |= RTF_PREFIX_RT;
+	return f;
+}
+
+/* One line; p has room for LINE_MAX_LEN bytes. Returns the end. */
+#define LINE_MAX_LEN 160
+static char *put_line(char *p, const struct snapshot *s, const struct route *r,
+		      const struct route_nh *nh)
+{
+	static const uint8_t zero[16];
+	const char *dev;
+	size_t dl;
+	int reject = r->placeholder || is_reject(s, r);
+
+	p = put_hex_bytes(p, r->dst, 16);
+	*p++ = ' ';
+	p = put_hex_bytes(p, &r->dst_len, 1);
+	*p++ = ' ';
+	p = put_hex_bytes(p, r->src, 16);
+	*p++ = ' ';
+	p = put_hex_bytes(p, &r->src_len, 1);
+	*p++ = ' ';
+	p = put_hex_bytes(p, (!reject && nh && nh->has_gw) ? nh->gw : zero, 16);
+	*p++ = ' ';
+	p = put_hex32(p, r->metric);
+	*p++ = ' ';
+	p = put_hex32(p, 1); /* refcnt: not exposed by netlink */
+	*p++ = ' ';
+	p = put_hex32(p, 0); /* use: always 0 */
+	*p++ = ' ';
+	p = put_hex32(p, render_proc_flags(s, r, nh));
+	*p++ = ' ';
+	dev = reject ? "lo" : (nh ? snapshot_link_name(s, nh->ifindex) : "");
+	dl = strnlen(dev, 15);
+	for (size_t i = dl; i < 8; i++)
+		*p++ = ' ';
+	memcpy(p, dev, dl);
+	p += dl;
+	*p++ = '\n';
+	return p;
+}
+
+int render_proc_build(struct snapshot *s)
+{
+	size_t lines = 0, cap;
+	char *buf, *p;
+
+	for (size_t t = 0; t < s->ntables; t++)
+		lines += s->tables[t].lines;
+	if (__builtin_mul_overflow(lines, (size_t)LINE_MAX_LEN, &cap))
+		return -ENOMEM;
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (size_t i = 0; i < s->nroutes; i++) {
+		const struct route *r = &s->routes[i];
+
+		if (r->nh_count > 1 && !r->nhid) {
+			for (unsigned int k = 0; k < r->nh_count; k++)
+				p = put_line(p, s, r, snapshot_route_nh(s, r, k));
+		} else if (r->nh_count > 1) {
+			/* nexthop group: one fib6_info, shown with the group's first nexthop */
+			p = put_line(p, s, r, snapshot_route_nh(s, r, 0));
+		} else {
+			p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
+		}
+	}
+	s->proc_len = (size_t)(p - buf);
+	/* give back the slack of the worst-case estimate */
+	s->proc_text = realloc(buf, s->proc_len ? s->proc_len : 1);
+	if (!s->proc_text)
+		s->proc_text = buf;
+	return 0;
+}

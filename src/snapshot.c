@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapshot.c - build, seal, publish and retire snapshots.
+ *
+ * Threads and ownership:
+ *   - The collector thread is the only writer. It builds a snapshot privately (snapshot_new,
+ *     snapshot_add_*, snapshot_finish), then calls snapshot_publish(), which swaps it into
+ *     s_current with rcu_xchg_pointer(). After that nobody writes the snapshot again.
+ *   - Readers (HTTP workers, the proc-file writer) call snapshot_acquire(): inside an RCU
+ *     read-side critical section they dereference s_current once and take a reference
+ *     (refs++). They may then use the snapshot for as long as they like (an HTTP response
+ *     being sent asynchronously, say) and drop it with snapshot_release().
+ *   - Publication holds one reference of its own. snapshot_publish() swaps the pointer, waits
+ *     for an RCU grace period (so no reader can still be between the dereference and its
+ *     refs++), then drops the publication reference of the old snapshot. Whoever drops the
+ *     last reference frees it. Nothing else frees a published snapshot.
+ *   - Builds with RTSNAP_POISON overwrite a snapshot before freeing it, so a reader that
+ *     touches a retired snapshot reads garbage that the stress test notices (and ASan/TSan
+ *     report the access itself).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu-bp.h>
+#include <linux/rtnetlink.h>
+
+#include "rtsnap/log.h"
+#include "rtsnap/render.h"
+#include "rtsnap/snapshot.h"
+#include "rtsnap/index.h"
+#include "rtsnap/render_metrics.h"
+#include "rtsnap/names.h"
+
+#define MAIN_TABLE 254
+#define LOCAL_TABLE 255
+#define TABLE_HASHSZ 256 /* FIB6_TABLE_HASHSZ with multiple tables */
+
+static struct snapshot *s_current; /* RCU-protected; written only by snapshot_publish() */
+static uint64_t s_generation; /* collector thread only */
+
+int64_t snapshot_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int snapshot_new(struct snapshot **out)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	*out = s;
+	return 0;
+}
+
+/* Grow *arr (elements of size sz) so that one more fits. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap, bytes;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	if (__builtin_mul_overflow(ncap, sz, &bytes))
+		return -ENOMEM;
+	p = realloc(*arr, bytes);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
+		       size_t nnh, const struct route_metrics *m)
+{
+	struct route *d;
+
+	if (grow((void **)&s->routes, &s->routes_cap, s->nroutes, sizeof(*s->routes)))
+		return -ENOMEM;
+	d = &s->routes[s->nroutes];
+	*d = *r;
+	d->metrics_idx = UINT32_MAX;
+	if (r->nh_count > 1) {
+		if (nnh != r->nh_count || s->nnexthops + nnh > UINT32_MAX)
+			return -EINVAL;
+		while (s->nnexthops + nnh > s->nexthops_cap) {
+			if (grow((void **)&s->nexthops, &s->nexthops_cap, s->nexthops_cap,
+				 sizeof(*s->nexthops)))
+				return -ENOMEM;
+		}
+		d->nh_idx = (uint32_t)s->nnexthops;
+		memcpy(&s->nexthops[s->nnexthops], nhs, nnh * sizeof(*nhs));
+		s->nnexthops += nnh;
+	}
+	if (m && m->mask) {
+		if (grow((void **)&s->metrics, &s->metrics_cap, s->nmetrics, sizeof(*s->metrics)))
+			return -ENOMEM;
+		s->metrics[s->nmetrics] = *m;
+		d->metrics_idx = (uint32_t)s->nmetrics++;
+	}
+	s->nroutes++;
+	return 0;
+}
+
+int snapshot_add_link(struct snapshot *s, const struct route_link *l)
+{
+	if (grow((void **)&s->links, &s->links_cap, s->nlinks, sizeof(*s->links)))
+		return -ENOMEM;
+	s->links[s->nlinks++] = *l;
+	return 0;
+}
+
+int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
+{
+	if (grow((void **)&s->prefix_keys, &s->prefix_keys_cap, s->nprefix_keys,
+		 sizeof(*s->prefix_keys)))
+		return -ENOMEM;
+	s->prefix_keys[s->nprefix_keys++] = *k;
+	return 0;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+	const struct route_link *x = a, *y = b;
+
+	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
+}
+
+const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex)
+{
+	struct route_link key = { .ifindex = ifindex };
+
+	if (!s->nlinks)
+		return NULL;
+	return bsearch(&key, s->links, s->nlinks, sizeof(*s->links), cmp_link);
+}
+
+const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex)
+{
+	const struct route_link *l = snapshot_link(s, ifindex);
+
+	return l ? l->name : "";
+}
+
+const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
+					 unsigned int i)
+{
+	if (r->nh_count > 1)
+		return &s->nexthops[r->nh_idx + i];
+	return &r->nh;
+}
+
+const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
+						   const struct route *r)
+{
+	return r->metrics_idx == UINT32_MAX ? NULL : &s->metrics[r->metrics_idx];
+}
+
+static int cmp_prefix_key(const void *a, const void *b)
+{
+	const struct prefix_key *x = a, *y = b;
+	int c;
+
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->dst_len != y->dst_len)
+		return x->dst_len < y->dst_len ? -1 : 1;
+	c = memcmp(x->dst, y->dst, 16);
+	if (c)
+		return c;
+	if (x->src_len != y->src_len)
+		return x->src_len < y->src_len ? -1 : 1;
+	c = memcmp(x->src, y->src, 16);
+	if (c)
+		return c;
+	if (x->metric != y->metric)
+		return x->metric < y->metric ? -1 : 1;
+	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
+}
+
+/* Set route.prefix_rt on the routes the RTM_F_PREFIX dump returned. */
+static void mark_prefix_routes(struct snapshot *s)
+{
+	if (!s->nprefix_keys)
+		return;
+	qsort(s->prefix_keys, s->nprefix_keys, sizeof(*s->prefix_keys), cmp_prefix_key);
+	for (size_t i = 0; i < s->nroutes; i++) {
+		struct route *r = &s->routes[i];
+		struct prefix_key k = { .table = r->table, .metric = r->metric,
+					.dst_len = r->dst_len, .src_len = r->src_len,
+					.ifindex = r->nh_count == 1 ? r->nh.ifindex : 0 };
+
+		memcpy(k.dst, r->dst, 16);
+		memcpy(k.src, r->src, 16);
+		if (bsearch(&k, s->prefix_keys, s->nprefix_keys, sizeof(k), cmp_prefix_key))
+			r->prefix_rt = 1;
+	}
+}
+
+/* Kernel table order: bucket id % 256 ascending; within a bucket the newest table first. */
+static int table_before(uint32_t a, uint32_t b)
+{
+	return (a % TABLE_HASHSZ) < (b % TABLE_HASHSZ);
+}
+
+/*
+ * Split the records (in dump order) into tables, add the kernel's placeholder row to every
+ * table whose root has no route (no ::/0 from ::/0), and make sure main and local, which the
+ * kernel always has, appear even when empty. Rebuilds s->routes with the placeholders in.
+ */
+static int build_tables(struct snapshot *s)
+{
+	struct route *out = NULL;
+	size_t nout = 0, cap = s->nroutes + 64, i = 0;
+	int have_main = 0, have_local = 0;
+
+	out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	while (i < s->nroutes || !have_main || !have_local) {
+		struct snapshot_table *t;
+		uint32_t id;
+		int has_default = 0;
+		size_t first = nout;
+
+		if (i < s->nroutes) {
+			id = s->routes[i].table;
+			/* an empty main/local goes where the kernel keeps it: it is the oldest
+			 * table of its bucket, so after every other table of that bucket */
+			if (!have_main && table_before(MAIN_TABLE, id) && id != MAIN_TABLE)
+				id = MAIN_TABLE;
+			else if (!have_local && table_before(LOCAL_TABLE, id) && id != LOCAL_TABLE)
+				id = LOCAL_TABLE;
+		} else {
+			id = !have_main ? MAIN_TABLE : LOCAL_TABLE;
+		}
+		if (id == MAIN_TABLE)
+			have_main = 1;
+		if (id == LOCAL_TABLE)
+			have_local = 1;
+		if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
+			goto nomem;
+		t = &s->tables[s->ntables++];
+		memset(t, 0, sizeof(*t));
+		t->id = id;
+		t->first = (uint32_t)nout;
+		while (i < s->nroutes && s->routes[i].table == id) {
+			const struct route *r = &s->routes[i++];
+
+			if (r->dst_len == 0 && r->src_len == 0)
+				has_default = 1;
+			if (nout == cap) {
+				struct route *p;
+
+				cap *= 2;
+				p = realloc(out, cap * sizeof(*out));
+				if (!p)
+					goto nomem;
+				out = p;
+			}
+			out[nout++] = *r;
+			t->lines += r->nh_count > 1 ? r->nh_count : 1;
+		}
+		t->routes = (uint32_t)(nout - first);
+		if (!has_default) {
+			struct route *p;
+
+			if (nout == cap) {
+				cap *= 2;
+				p = realloc(out, cap * sizeof(*out));
+				if (!p)
+					goto nomem;
+				out = p;
+			}
+			p = &out[nout++];
+			memset(p, 0, sizeof(*p));
+			p->table = id;
+			p->placeholder = 1;
+			p->metric = 0xffffffff;
+			p->type = RTN_UNREACHABLE;
+			p->pref = ROUTE_PREF_NONE;
+			p->metrics_idx = UINT32_MAX;
+			t->lines++;
+		}
+		t->count = (uint32_t)(nout - first);
+	}
+	free(s->routes);
+	s->routes = out;
+	s->nroutes = nout;
+	s->routes_cap = cap;
+	return 0;
+nomem:
+	free(out);
+	return -ENOMEM;
+}
+
+static const struct snapshot *s_sort_ctx;
+static int cmp_expiry(const void *a, const void *b)
+{
+	int64_t x = s_sort_ctx->routes[*(const uint32_t *)a].expires_ms;
+	int64_t y = s_sort_ctx->routes[*(const uint32_t *)b].expires_ms;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The expiring-route index: only routes with a deadline, soonest first. */
+static int build_expiring(struct snapshot *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nroutes; i++)
+		n += s->routes[i].expires_ms != 0;
+	if (!n)
+		return 0;
+	s->expiring = malloc(n * sizeof(*s->expiring));
+	if (!s->expiring)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nroutes; i++)
+		if (s->routes[i].expires_ms != 0)
+			s->expiring[s->nexpiring++] = (uint32_t)i;
+	s_sort_ctx = s; /* collector thread only */
+	qsort(s->expiring, s->nexpiring, sizeof(*s->expiring), cmp_expiry);
+	s_sort_ctx = NULL;
+	return 0;
+}
+
+int snapshot_finish(struct snapshot *s)
+{
+	int ret;
+
+	if (s->nlinks)
+		qsort(s->links, s->nlinks, sizeof(*s->links), cmp_link);
+	mark_prefix_routes(s);
+	ret = build_tables(s);
+	if (!ret)
+		ret = build_expiring(s);
+	if (!ret)
+		ret = render_proc_build(s);
+	if (!ret)
+		ret = render_json_build(s);
+	if (!ret)
+		ret = index_build(s);
+	if (!ret)
+		ret = render_metrics_build(s);
+	return ret;
+}
+
+static void snapshot_destroy(struct snapshot *s)
+{
+#ifdef RTSNAP_POISON
+	if (s->routes)
+		memset(s->routes, 0x6b, s->nroutes * sizeof(*s->routes));
+	if (s->proc_text)
+		memset(s->proc_text, 0x6b, s->proc_len);
+#endif
+	free(s->routes);
+	free(s->nexthops);
+	free(s->metrics);
+	free(s->tables);
+	free(s->links);
+	free(s->prefix_keys);
+	free(s->expiring);
+	free(s->proc_text);
+	render_json_free(s->json);
+	render_metrics_free(s->metrics_view);
+	index_free(s->lookup);
+	names_free(s->names);
+#ifdef RTSNAP_POISON
+	memset(s, 0x6b, sizeof(*s));
+#endif
+	free(s);
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	if (s)
+		snapshot_destroy(s);
+}
+
+void snapshot_publish(struct snapshot *s)
+{
+	struct snapshot *old;
+
+	s->generation = ++s_generation;
+	s->refs = 1; /* the publication's own reference */
+	old = rcu_xchg_pointer(&s_current, s);
+	if (old) {
+		urcu_bp_synchronize_rcu();
+		snapshot_release(old);
+	}
+}
+
+struct snapshot *snapshot_acquire(void)
+{
+	struct snapshot *s;
+
+	urcu_bp_read_lock();
+	s = rcu_dereference(s_current);
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	urcu_bp_read_unlock();
+	return s;
+}
+
+void snapshot_release(struct snapshot *s)
+{
+	if (!s)
+		return;
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		snapshot_destroy(s);
+}
+
+void snapshot_shutdown(void)
+{
+	struct snapshot *old = rcu_xchg_pointer(&s_current, NULL);
+
+	if (old) {
+		urcu_bp_synchronize_rcu();
+		snapshot_release(old);
+	}
+}
