@@ -230,7 +230,7 @@ int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Re
 
 /* ---- endpoints ---- */
 
-static int no_snapshot(struct http_req *rq, enum MHD_Result *res)
+int http_no_snapshot(struct http_req *rq, enum MHD_Result *res)
 {
 	if (rq->snap)
 		return 0;
@@ -244,7 +244,7 @@ static enum MHD_Result ep_proc(struct http_req *rq)
 	struct render_seg *seg;
 	enum MHD_Result res;
 
-	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
+	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
 	seg = malloc(sizeof(*seg));
 	if (!seg)
@@ -252,24 +252,6 @@ static enum MHD_Result ep_proc(struct http_req *rq)
 	seg->p = rq->snap->proc_text;
 	seg->len = rq->snap->proc_len;
 	return http_send_snapshot_segs(rq, 200, "text/plain; charset=utf-8", seg, 1, NULL);
-}
-
-static enum MHD_Result ep_routes(struct http_req *rq)
-{
-	static const char *const allowed[] = { NULL };
-	struct render_seg *segs = NULL;
-	struct strbuf dyn = { 0 };
-	enum MHD_Result res;
-	int n;
-
-	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
-		return res;
-	n = render_json_all(rq->snap, rq->now_ms, &segs, &dyn);
-	if (n < 0) {
-		strbuf_free(&dyn);
-		return http_send_error(rq, 500, "out of memory");
-	}
-	return http_send_snapshot_segs(rq, 200, "application/json", segs, (unsigned int)n, &dyn);
 }
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)
@@ -292,7 +274,7 @@ static enum MHD_Result ep_status(struct http_req *rq)
 	char *body;
 	size_t routes = 0;
 
-	if (http_args_check(rq, allowed, &res) || no_snapshot(rq, &res))
+	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
 	o = json_object();
 	tables = json_array();
@@ -369,18 +351,30 @@ struct endpoint {
 static const struct endpoint s_endpoints[] = {
 	{ "/ipv6_route", ep_proc, 1 },
 	{ "/proc/net/ipv6_route", ep_proc, 1 },
-	{ "/routes", ep_routes, 0 }, /* expires changes with time: no 304 */
+	{ "/routes", http_ep_routes, 0 }, /* expires changes with time: no 304 */
+	{ "/routes/lookup", http_ep_lookup, 0 },
+	{ "/expiring", http_ep_expiring, 0 },
+	{ "/metrics", http_ep_metrics, 0 },
 	{ "/status", ep_status, 0 },
 	{ "/healthz", ep_healthz, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
-const char *http_endpoint_name(int ep);
 const char *http_endpoint_name(int ep)
 {
 	if (ep >= 0 && (size_t)ep < NENDPOINTS)
 		return s_endpoints[ep].path;
 	return "other";
+}
+
+unsigned int http_endpoint_count(void)
+{
+	return (unsigned int)NENDPOINTS;
+}
+
+unsigned int http_status_code(unsigned int idx)
+{
+	return idx < 6 ? s_codes[idx] : 0;
 }
 
 /* If-None-Match: "*", or a comma-separated list of (possibly weak) tags. */

@@ -52,6 +52,22 @@ enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status
  * parameter. Returns 0 when fine, else the result of the 400 already queued (as 1 + result).
  */
 int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Result *res);
+/* If no snapshot is published yet, queue a 503 and return 1 (result in *res). */
+int http_no_snapshot(struct http_req *rq, enum MHD_Result *res);
+
+/* Endpoint handlers outside http.c: http_query.c (routes, lookup, expiring), http_metrics.c. */
+enum MHD_Result http_ep_routes(struct http_req *rq);
+enum MHD_Result http_ep_lookup(struct http_req *rq);
+enum MHD_Result http_ep_expiring(struct http_req *rq);
+enum MHD_Result http_ep_metrics(struct http_req *rq);
+
+/* For per-endpoint counters: endpoint path by index ("other" for unknown paths, index
+ * HTTP_EP__MAX - 1), number of endpoints, and the status code counted in column idx of
+ * g_stats.http_requests (200, 304, 400, 404, 405, 5xx). */
+const char *http_endpoint_name(int ep);
+unsigned int http_endpoint_count(void);
+unsigned int http_status_code(unsigned int idx);
+
 /* Value of argument key, or NULL. */
 const char *http_arg(const struct http_req *rq, const char *key);
 
