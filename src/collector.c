@@ -396,7 +396,7 @@ fail:
 /* Run one collection and publish it. Returns 0 or the error (previous snapshot stays). */
 static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
 {
-	struct snapshot *s = NULL;
+	struct snapshot *s = NULL, *old;
 	int ret;
 
 	stats_set(g_stats.last_attempt_mono_ms, snapshot_now_ms());
@@ -409,7 +409,24 @@ static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
 	}
 	s->trigger = (uint32_t)why;
 	stats_observe_duration(s->duration_s);
+	old = snapshot_acquire(); /* kept past the publish to count what changed */
 	snapshot_publish(s);
+	if (old) {
+		uint32_t added, removed;
+
+		if (!snapshot_diff(old, s, &added, &removed)) {
+			stats_set(g_stats.last_added, added);
+			stats_set(g_stats.last_removed, removed);
+		}
+		snapshot_release(old);
+	} else {
+		uint32_t n = 0;
+
+		for (size_t i = 0; i < s->nroutes; i++)
+			n += !s->routes[i].placeholder;
+		stats_set(g_stats.last_added, n);
+		stats_set(g_stats.last_removed, 0);
+	}
 	/* s stays valid here: only this thread can retire it, at the next publish */
 	stats_set(g_stats.last_error, 0);
 	stats_set(g_stats.last_ok_mono_ms, snapshot_now_ms());

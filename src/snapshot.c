@@ -353,6 +353,91 @@ int snapshot_finish(struct snapshot *s)
 	return ret;
 }
 
+/* A 64-bit fingerprint of everything that identifies a route and its forwarding, except
+ * the expiry deadline and the indexes into side arrays. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL; /* FNV-1a */
+	}
+	return h;
+}
+
+static uint64_t route_fingerprint(const struct snapshot *s, const struct route *r)
+{
+	struct route k = *r;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	k.expires_ms = 0;
+	k.nh_idx = 0;
+	k.metrics_idx = 0;
+	h = mix(h, &k, sizeof(k));
+	if (r->nh_count > 1)
+		h = mix(h, &s->nexthops[r->nh_idx], r->nh_count * sizeof(*s->nexthops));
+	if (r->metrics_idx != UINT32_MAX)
+		h = mix(h, &s->metrics[r->metrics_idx], sizeof(*s->metrics));
+	h ^= h >> 29;
+	return h ? h : 1; /* 0 marks an empty slot */
+}
+
+int snapshot_diff(const struct snapshot *a, const struct snapshot *b, uint32_t *added,
+		  uint32_t *removed)
+{
+	size_t cap = 16, na = 0;
+	uint64_t *set;
+	uint32_t *cnt;
+	uint32_t add = 0, rem = 0;
+
+	for (size_t i = 0; i < a->nroutes; i++)
+		na += !a->routes[i].placeholder;
+	while (cap < na * 2)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set));
+	cnt = calloc(cap, sizeof(*cnt));
+	if (!set || !cnt) {
+		free(set);
+		free(cnt);
+		return -ENOMEM;
+	}
+	/* multiset of a's fingerprints (open addressing, linear probing) */
+	for (size_t i = 0; i < a->nroutes; i++) {
+		uint64_t f;
+		size_t j;
+
+		if (a->routes[i].placeholder)
+			continue;
+		f = route_fingerprint(a, &a->routes[i]);
+		for (j = f & (cap - 1); set[j] && set[j] != f; j = (j + 1) & (cap - 1))
+			;
+		set[j] = f;
+		cnt[j]++;
+	}
+	for (size_t i = 0; i < b->nroutes; i++) {
+		uint64_t f;
+		size_t j;
+
+		if (b->routes[i].placeholder)
+			continue;
+		f = route_fingerprint(b, &b->routes[i]);
+		for (j = f & (cap - 1); set[j] && set[j] != f; j = (j + 1) & (cap - 1))
+			;
+		if (set[j] && cnt[j])
+			cnt[j]--;
+		else
+			add++;
+	}
+	for (size_t j = 0; j < cap; j++)
+		rem += cnt[j];
+	free(set);
+	free(cnt);
+	*added = add;
+	*removed = rem;
+	return 0;
+}
+
 static void snapshot_destroy(struct snapshot *s)
 {
 #ifdef RTSNAP_POISON
