@@ -13,9 +13,9 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 
 DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libjansson-dev \
-		  liburcu-dev libcmocka-dev
+		  liburcu-dev libcmocka-dev zlib1g-dev
 DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod
-PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp
+PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \

@@ -60,6 +60,8 @@ static void add_common_headers(struct MHD_Response *r, const struct http_req *rq
 	if (ctype)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	for (const char *const *h = rq->headers; h && h[0] && h[1]; h += 2)
+		MHD_add_response_header(r, h[0], h[1]);
 	if (rq->snap) {
 		snprintf(etag, sizeof(etag), "\"%llu\"", (unsigned long long)rq->snap->generation);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);

@@ -29,6 +29,8 @@ struct http_req {
 	struct http_arg args[HTTP_MAX_ARGS];
 	unsigned int nargs;
 	int args_overflow; /* more than HTTP_MAX_ARGS arguments */
+	const char *const *headers; /* extra response headers from the handler: name, value, ...,
+				       NULL (e.g. Content-Encoding, Vary); static or request-lived */
 };
 
 /*
