@@ -93,7 +93,8 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory tsan
-	prove $(PROVE_FLAGS) $(UNIT_BINS) tests/integration/*.t
+	prove $(PROVE_FLAGS) $(UNIT_BINS) $(UNIT_BINS:$(BUILD)/%=build/asan/%) \
+		$(UNIT_BINS:$(BUILD)/%=build/tsan/%) tests/integration/*.t
 
 bench: all
 	bash bench/bench_core.sh

@@ -140,6 +140,10 @@ const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
 int snapshot_diff(const struct snapshot *a, const struct snapshot *b, uint32_t *added,
 		  uint32_t *removed) __attribute__((warn_unused_result));
 
+/* Any thread. Snapshots allocated and not yet freed (published, retired-but-referenced and
+ * under construction). */
+long snapshot_live_count(void);
+
 /* CLOCK_MONOTONIC now in milliseconds. */
 int64_t snapshot_now_ms(void);
 
