@@ -62,6 +62,10 @@ static int s_running;
 static int s_evfd = -1; /* wakes the collector: resync request or stop */
 static int s_stop; /* set by collector_stop() */
 static int s_resync; /* set by collector_request_resync() (signal handler) */
+/* Test hook: with RTSNAP_TEST_FAIL_AFTER=N in the environment, every collection after the
+ * N-th successful one fails with -EIO, so tests can watch the stale path on a real daemon. */
+static long s_fail_after = -1;
+static long s_ok_count;
 
 static void nlconn_close(struct nlconn *c)
 {
@@ -400,13 +404,17 @@ static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
 	int ret;
 
 	stats_set(g_stats.last_attempt_mono_ms, snapshot_now_ms());
-	ret = collect(c, &s);
+	if (s_fail_after >= 0 && s_ok_count >= s_fail_after)
+		ret = -EIO; /* injected by RTSNAP_TEST_FAIL_AFTER */
+	else
+		ret = collect(c, &s);
 	if (ret) {
 		stats_set(g_stats.last_error, ret);
 		log_warn("collection (%s) failed: %s; keeping the previous snapshot",
 			 stats_trigger_name(why), strerror(-ret));
 		return ret;
 	}
+	s_ok_count++;
 	s->trigger = (uint32_t)why;
 	stats_observe_duration(s->duration_s);
 	old = snapshot_acquire(); /* kept past the publish to count what changed */
@@ -579,6 +587,8 @@ int collector_start(const struct collector_opts *o)
 	int ret;
 
 	s_opts = *o;
+	if (getenv("RTSNAP_TEST_FAIL_AFTER"))
+		s_fail_after = atol(getenv("RTSNAP_TEST_FAIL_AFTER"));
 	s_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s_evfd < 0)
 		return -errno;
