@@ -1,8 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* http_metrics.c - /metrics: the per-snapshot exposition plus the per-scrape values. */
+/*
+ * http_metrics.c - /metrics: the snapshot's pre-rendered exposition plus the per-scrape
+ * values (render_metrics.c) and the HTTP counters (known here), sent as two segments, gzip
+ * when the client accepts it. The snapshot part is never copied: the response holds the
+ * snapshot reference until it has been sent.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "rtsnap/http_internal.h"
+#include "rtsnap/render_metrics.h"
+#include "rtsnap/stats.h"
+
+/*
+ * Does an Accept-Encoding value accept gzip? Tokens are comma-separated, case-insensitive,
+ * with optional parameters; "q=0" refuses. "*" stands for any coding not named.
+ */
+static int accepts_gzip(const char *ae)
+{
+	int gzip = -1, star = -1;
+
+	while (ae && *ae) {
+		const char *tok, *end, *semi;
+		size_t tl;
+		int ok = 1;
+
+		while (*ae == ' ' || *ae == '\t' || *ae == ',')
+			ae++;
+		tok = ae;
+		end = strchr(ae, ',');
+		if (!end)
+			end = ae + strlen(ae);
+		semi = memchr(tok, ';', (size_t)(end - tok));
+		tl = (size_t)((semi ? semi : end) - tok);
+		while (tl && (tok[tl - 1] == ' ' || tok[tl - 1] == '\t'))
+			tl--;
+		for (const char *p = semi; p && p < end; p = memchr(p + 1, ';', (size_t)(end - p - 1))) {
+			const char *q = p + 1;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=')
+				ok = strtod(q + 2, NULL) > 0;
+		}
+		if ((tl == 4 && strncasecmp(tok, "gzip", 4) == 0) ||
+		    (tl == 6 && strncasecmp(tok, "x-gzip", 6) == 0))
+			gzip = ok;
+		else if (tl == 1 && tok[0] == '*')
+			star = ok;
+		ae = end;
+	}
+	return gzip >= 0 ? gzip : star > 0;
+}
+
+/* rtsnap_http_requests_total{endpoint,code} and the bytes counter, from g_stats. */
+static void render_http(struct strbuf *sb)
+{
+	unsigned int nep = http_endpoint_count();
+
+	strbuf_puts(sb, "# HELP rtsnap_http_requests_total HTTP requests answered, by endpoint "
+			"and status code (5xx: any other code).\n"
+			"# TYPE rtsnap_http_requests_total counter\n");
+	for (unsigned int e = 0; e <= nep; e++) {
+		int ep = e < nep ? (int)e : HTTP_EP__MAX - 1; /* last: unknown paths */
+
+		for (unsigned int c = 0; c < 6; c++) {
+			unsigned int code = http_status_code(c);
+			uint64_t v = stats_get(g_stats.http_requests[ep][c]);
+
+			/* every endpoint's 200 from the start, other codes once they happen */
+			if (!v && (code != 200 || ep == HTTP_EP__MAX - 1))
+				continue;
+			strbuf_puts(sb, "rtsnap_http_requests_total{endpoint=\"");
+			render_metrics_label(sb, http_endpoint_name(ep));
+			if (code >= 500 || !code)
+				strbuf_appendf(sb, "\",code=\"5xx\"} %llu\n", (unsigned long long)v);
+			else
+				strbuf_appendf(sb, "\",code=\"%u\"} %llu\n", code,
+					       (unsigned long long)v);
+		}
+	}
+	strbuf_appendf(sb,
+		       "# HELP rtsnap_http_response_bytes_total Bytes of HTTP response bodies "
+		       "sent (after compression).\n"
+		       "# TYPE rtsnap_http_response_bytes_total counter\n"
+		       "rtsnap_http_response_bytes_total %llu\n",
+		       (unsigned long long)stats_get(g_stats.http_bytes));
+}
 
 enum MHD_Result http_ep_metrics(struct http_req *rq)
 {
-	return http_send_error(rq, 501, "not implemented yet");
+	static const char *const allowed[] = { NULL };
+	static const char *const hdr_plain[] = { "Vary", "Accept-Encoding", NULL };
+	static const char *const hdr_gzip[] = { "Vary", "Accept-Encoding", "Content-Encoding",
+						"gzip", NULL };
+	struct render_seg *segs = NULL;
+	struct strbuf dyn = { 0 };
+	enum MHD_Result res;
+	int gzip, n;
+
+	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
+		return res;
+	gzip = accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+							MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	strbuf_reserve(&dyn, 8192);
+	render_metrics_scrape(rq->snap, rq->now_ms, &dyn);
+	render_http(&dyn);
+	render_metrics_process(&dyn);
+	n = render_metrics_body(rq->snap, &dyn, gzip, &segs);
+	if (n < 0) {
+		strbuf_free(&dyn);
+		return http_send_error(rq, 500, "out of memory");
+	}
+	rq->headers = gzip ? hdr_gzip : hdr_plain;
+	return http_send_snapshot_segs(rq, 200, RENDER_METRICS_CTYPE, segs, (unsigned int)n, &dyn);
 }

@@ -1,16 +1,73 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * render_metrics.h - Prometheus text exposition. The per-snapshot part is rendered once by
- * snapshot_finish(); the time-dependent part per scrape.
+ * render_metrics.h - Prometheus text exposition (format 0.0.4) for /metrics.
+ *
+ * A scrape is two parts:
+ *   - the per-snapshot families (routes by table/protocol/type, multipath, per device,
+ *     expiring by table, snapshot timestamp, build info, the optional per-route series),
+ *     rendered once per snapshot by render_metrics_build() (collector thread, from
+ *     snapshot_finish()), kept plain and pre-compressed;
+ *   - the time-dependent families (generation, age, next expiry, routes past their deadline,
+ *     collector counters and duration histogram, process metrics), rendered per scrape into a
+ *     small buffer with work independent of the table size (O(log expiring) at most).
+ * render_metrics_body() joins the two as two segments, optionally as one gzip member.
  */
 #ifndef RTSNAP_RENDER_METRICS_H
 #define RTSNAP_RENDER_METRICS_H
 
+#include <stdint.h>
+#include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
 
-/* Fill s->metrics_view. 0 or -ENOMEM. */
+#define RENDER_METRICS_CTYPE "text/plain; version=0.0.4; charset=utf-8"
+/* rtsnap_route_info cap when --metrics-routes is given without --metrics-route-limit */
+#define RENDER_METRICS_ROUTE_LIMIT_DEFAULT 10000UL
+/* at most this many rtsnap_device_routes series (lowest ifindex first); the rest are summed
+ * into rtsnap_device_routes_omitted */
+#define RENDER_METRICS_MAX_DEVICES 1024
+
+/*
+ * Main thread, before collector_start() (later calls apply from the next snapshot).
+ * --metrics-routes: emit rtsnap_route_info, one series per route (per nexthop of a multipath
+ * route); off by default. --metrics-route-limit N: at most N routes get series (kernel order),
+ * the others are counted in rtsnap_route_info_omitted_routes.
+ */
+void render_metrics_set_routes(int on);
+void render_metrics_set_route_limit(unsigned long n);
+
+/* Collector thread (snapshot_finish). Fill s->metrics_view. 0 or -ENOMEM. */
 int render_metrics_build(struct snapshot *s) __attribute__((warn_unused_result));
+/* NULL is fine. */
 void render_metrics_free(struct metrics_view *v);
+
+/* The per-snapshot text of s (points into s; "" when s has no metrics view). Any thread. */
+const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len);
+
+/*
+ * Any thread (RCU reader holding s). Append the per-scrape families for s at now_ms
+ * (CLOCK_MONOTONIC ms): snapshot generation and age, changes of the last publication, seconds
+ * to the next expiry, routes past their deadline, collector counters, duration histogram.
+ */
+void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strbuf *sb);
+
+/* Any thread. Append the process_* families the Prometheus client libraries export. */
+void render_metrics_process(struct strbuf *sb);
+
+/*
+ * Any thread. Append a label value escaped as the exposition format requires (backslash,
+ * double quote, newline); bytes that are not valid UTF-8 become '?'.
+ */
+void render_metrics_label(struct strbuf *sb, const char *v);
+
+/*
+ * Any thread (holding s). The /metrics body: the per-snapshot bytes of s followed by *dyn
+ * (the per-scrape text on entry). With gzip != 0 the body is one gzip member: the snapshot's
+ * pre-compressed bytes, and *dyn replaced by the compressed continuation and trailer. On
+ * success *segs (malloc()ed, caller frees; points into s and into *dyn) holds the segments
+ * and their number is returned; else a negative errno and *dyn is unchanged or emptied.
+ */
+int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
+			struct render_seg **segs) __attribute__((warn_unused_result));
 
 #endif
