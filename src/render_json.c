@@ -293,7 +293,8 @@ int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg 
 			free(dyn_start);
 			return -ENOMEM;
 		}
-		memcpy(idx, s->expiring, n * sizeof(*idx));
+		if (n)
+			memcpy(idx, s->expiring, n * sizeof(*idx));
 		/* small n: insertion sort by route index */
 		for (size_t i = 1; i < n; i++) {
 			uint32_t x = idx[i];
