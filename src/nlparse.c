@@ -98,7 +98,13 @@ static int parse_metrics(const struct rtattr *a, struct route_metrics *m)
 			return -EBADMSG;
 		if (type > 0 && type < ROUTE_METRICS_MAX) {
 			if (type == RTAX_CC_ALGO) {
-				/* a string (congestion control name); recorded as present only */
+				/* a string: the congestion control name (TCP_CA_NAME_MAX 16) */
+				size_t n = strnlen(RTA_DATA(x), alen - RTA_LENGTH(0));
+
+				if (n >= sizeof(m->cc_algo))
+					n = sizeof(m->cc_algo) - 1;
+				memcpy(m->cc_algo, RTA_DATA(x), n);
+				m->cc_algo[n] = 0;
 				m->val[type] = 0;
 			} else {
 				if (alen - RTA_LENGTH(0) != sizeof(uint32_t))

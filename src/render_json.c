@@ -49,12 +49,41 @@ static void put_key_str(struct strbuf *sb, int *first, const char *key, const ch
 	strbuf_putc(sb, '"');
 }
 
+/* Decimal digits of v into the end of buf; returns the first digit. */
+static char *fmt_u64(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+/* "key":value, no separator. */
+static void put_u32_key(struct strbuf *sb, const char *key, uint32_t v)
+{
+	char num[24], *p = fmt_u64(num + sizeof(num), v);
+
+	strbuf_putc(sb, '"');
+	strbuf_puts(sb, key);
+	strbuf_puts(sb, "\":");
+	strbuf_append(sb, p, (size_t)(num + sizeof(num) - p));
+}
+
 static void put_key_num(struct strbuf *sb, int *first, const char *key, long long val)
 {
+	char num[24], *p;
+
 	if (!*first)
 		strbuf_putc(sb, ',');
 	*first = 0;
-	strbuf_appendf(sb, "\"%s\":%lld", key, val);
+	p = fmt_u64(num + sizeof(num), val < 0 ? 0 - (uint64_t)val : (uint64_t)val);
+	if (val < 0)
+		*--p = '-';
+	strbuf_putc(sb, '"');
+	strbuf_puts(sb, key);
+	strbuf_puts(sb, "\":");
+	strbuf_append(sb, p, (size_t)(num + sizeof(num) - p));
 }
 
 static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8_t *a,
@@ -115,6 +144,13 @@ static void put_flags(struct strbuf *sb, int *first, uint32_t flags)
 	strbuf_putc(sb, ']');
 }
 
+/*
+ * "metrics":[{...}] as print_rta_metrics prints it in JSON: RTAX 2.. in order; a locked
+ * metric without a value prints 0 ("lock" itself is not shown in JSON); hoplimit -1 is
+ * skipped; rtt and rttvar are scaled (/8, /4); features prints "ecn":null for the ECN bit and
+ * "features":"0x.." (the whole value) when other bits are set; the congestion control
+ * algorithm is "congestion":"name".
+ */
 static void put_metrics(struct strbuf *sb, int *first, const struct route_metrics *m)
 {
 	uint32_t lock = (m->mask & (1u << RTAX_LOCK)) ? m->val[RTAX_LOCK] : 0;
@@ -134,14 +170,31 @@ static void put_metrics(struct strbuf *sb, int *first, const struct route_metric
 			continue;
 		if (!s_metric_names[i])
 			continue;
+		if (i == RTAX_FEATURES) {
+			if (v & RTAX_FEATURE_ECN) {
+				strbuf_puts(sb, f ? "\"ecn\":null" : ",\"ecn\":null");
+				f = 0;
+			}
+			if (v & ~(uint32_t)RTAX_FEATURE_ECN) {
+				strbuf_appendf(sb, "%s\"features\":\"0x%x\"", f ? "" : ",", v);
+				f = 0;
+			}
+			continue;
+		}
+		if (!f)
+			strbuf_putc(sb, ',');
+		f = 0;
+		if (i == RTAX_CC_ALGO) {
+			strbuf_puts(sb, "\"congestion\":\"");
+			strbuf_json_escape(sb, m->cc_algo);
+			strbuf_putc(sb, '"');
+			continue;
+		}
 		if (i == RTAX_RTT)
 			v /= 8;
 		else if (i == RTAX_RTTVAR)
 			v /= 4;
-		if (!f)
-			strbuf_putc(sb, ',');
-		f = 0;
-		strbuf_appendf(sb, "\"%s\":%u", s_metric_names[i], v);
+		put_u32_key(sb, s_metric_names[i], v);
 	}
 	strbuf_puts(sb, "}]");
 }
@@ -266,6 +319,14 @@ void render_json_free(struct json_view *v)
 	free(v->buf);
 	free(v->off);
 	free(v);
+}
+
+void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t *len)
+{
+	const struct json_view *v = s->json;
+
+	*p = v->buf + v->off[i];
+	*len = v->off[i + 1] - v->off[i];
 }
 
 int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg **segs,

@@ -1,15 +1,93 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * index.h - per-snapshot lookup indexes (longest-prefix match, prefix/covers queries).
- * Built once by snapshot_finish() on the collector thread; read-only afterwards.
+ * index.h - per-snapshot lookup indexes: longest-prefix match, "routes inside P",
+ * "routes covering A", tables by id, expiring routes in kernel order, paging positions.
+ *
+ * Built once by snapshot_finish() on the collector thread (index_build); read-only
+ * afterwards, so any thread holding a snapshot reference may query it without locks.
+ *
+ * Kernel order key. Within a table the kernel dumps routes in a walk of the fib6 radix tree
+ * that is a total order on this key (checked at build time, see index.c):
+ *   - a route without a source prefix: (end address of dst, 1, 255 - dst_len, metric)
+ *   - a source-specific route:         (first address of dst, 0, dst_len, end of src,
+ *                                       255 - src_len, metric)
+ * so "routes inside P" is one contiguous run of records and a paging cursor can be found
+ * again by binary search in a later snapshot.
+ *
+ * Memory: one 8-byte hash slot per distinct (table, dst, kind) at a load factor between
+ * 1/4 and 1/2, i.e. 16-32 bytes per route; plus 4 bytes per route in a table whose dump
+ * order did not match the key (never seen; kept as a fallback); plus 4 bytes per expiring
+ * route. index_bytes() reports the exact figure.
  */
 #ifndef RTSNAP_INDEX_H
 #define RTSNAP_INDEX_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include "rtsnap/snapshot.h"
 
-/* Fill s->lookup. 0 or -ENOMEM. */
+/* Collector thread, from snapshot_finish(): fill s->lookup. 0 or -ENOMEM. */
 int index_build(struct snapshot *s) __attribute__((warn_unused_result));
+/* Free an index (NULL is fine). */
 void index_free(struct lookup_index *ix);
+
+/* Bytes the index holds, and the seconds index_build() took. */
+size_t index_bytes(const struct lookup_index *ix);
+double index_build_seconds(const struct lookup_index *ix);
+
+/* Position of table id in s->tables, or -1. */
+int index_table_pos(const struct snapshot *s, uint32_t id);
+
+/*
+ * The route the kernel's FIB would choose in table for destination dst and source src
+ * (NULL = ::): longest dst prefix first; a dst node that has source-specific routes is
+ * entered only through a source prefix containing src (as fib6_node_lookup does); within a
+ * node the first usable route in kernel order (lowest metric), where usable means not
+ * expired at now_ms and not with every nexthop dead. Returns the record index or -ENOENT.
+ */
+long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16],
+		  const uint8_t *src, int64_t now_ms);
+
+/*
+ * Records of table position tpos whose destination lies inside addr/len, as a range of
+ * record indexes [*lo, *hi) in kernel order. Returns 1 when the range is exact and in kernel
+ * order, 0 when the table uses the fallback order: then the caller must use
+ * index_inside_collect(). Placeholder rows may fall inside the range.
+ */
+int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+		       uint32_t *lo, uint32_t *hi);
+/* Fallback of index_inside_range(): the record indexes, sorted, in a malloc()ed array (the
+ * caller frees it). Returns the count or -ENOMEM. */
+long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16],
+			  uint8_t len, uint32_t **out);
+
+/*
+ * Records of table position tpos whose destination contains addr/len (len 128 for an
+ * address), sorted by record index (= kernel order), in a malloc()ed array the caller frees.
+ * Returns the count or -ENOMEM. At most one hash probe per prefix length present in the table.
+ */
+long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+		  uint32_t **out);
+
+/* Expiring routes sorted by record index (kernel order); *n gets their number. */
+const uint32_t *index_expiring_by_record(const struct snapshot *s, size_t *n);
+
+/* A paging position: the last route a page returned, by its kernel order key. */
+struct index_cursor {
+	uint32_t table;
+	uint8_t dst[16], src[16];
+	uint8_t dst_len, src_len;
+	uint32_t metric;
+	uint32_t ordinal; /* how many earlier routes of the table share this exact key */
+};
+
+/* The cursor of record i (not a placeholder). */
+void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c);
+/*
+ * First record index strictly after cursor c in s (which may be a later snapshot than the
+ * one c came from): exact when the cursor's table still exists; if it is gone, the first
+ * table of a later hash bucket. Returns s->nroutes when nothing follows.
+ */
+size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *c);
 
 #endif

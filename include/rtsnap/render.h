@@ -23,6 +23,11 @@ void render_json_free(struct json_view *v);
 void render_json_route(const struct snapshot *s, const struct route *r, int64_t now_ms,
 		       struct strbuf *sb);
 
+/* Route i's object as pre-rendered in s->json: a leading ',' unless it is the first object of
+ * the array; empty for placeholder rows. Its "expires" is frozen at snapshot time, so routes
+ * with a deadline must be rendered with render_json_route() instead. */
+void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t *len);
+
 /* The body of /routes (whole array) as a list of segments over snapshot memory, with the
  * routes that carry an expiry rendered for now_ms into *dyn (owned by the caller, freed with
  * strbuf_free after the response is sent). Returns the number of segments in *segs (caller

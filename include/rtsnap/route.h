@@ -29,6 +29,7 @@ struct route_nh {
 struct route_metrics {
 	uint32_t mask; /* bit i set: val[i] holds RTAX i */
 	uint32_t val[ROUTE_METRICS_MAX];
+	char cc_algo[16]; /* RTAX_CC_ALGO: congestion control name (NUL-terminated), else "" */
 };
 
 struct route {
