@@ -46,7 +46,7 @@ struct lookup_index {
 	size_t ntables;
 	struct ix_tid *tids; /* sorted by id */
 	struct ix_slot *slots;
-	size_t mask; /* slots - 1 */
+	size_t mask;	   /* slots - 1 */
 	uint32_t *exp_rec; /* expiring routes by record index */
 	size_t nexp;
 	size_t bytes;
@@ -57,8 +57,8 @@ struct lookup_index {
 
 struct kkey {
 	uint64_t a_hi, a_lo; /* end of dst (no source) or first address of dst (source routes) */
-	uint32_t c; /* kind << 8 | (kind ? 255 - dst_len : dst_len) */
-	uint32_t sl; /* source routes: 255 - src_len */
+	uint32_t c;	     /* kind << 8 | (kind ? 255 - dst_len : dst_len) */
+	uint32_t sl;	     /* source routes: 255 - src_len */
 	uint64_t s_hi, s_lo; /* source routes: end of src */
 	uint32_t metric;
 };
@@ -73,8 +73,7 @@ static inline uint64_t be64(const uint8_t *p)
 }
 
 /* hi/lo of addr with the bits after len cleared (ones = 0) or set (ones = 1). */
-static inline void span(const uint8_t a[16], unsigned int len, int ones, uint64_t *hi,
-			uint64_t *lo)
+static inline void span(const uint8_t a[16], unsigned int len, int ones, uint64_t *hi, uint64_t *lo)
 {
 	uint64_t h = be64(a), l = be64(a + 8);
 	uint64_t mh = len >= 64 ? ~0ull : (len ? ~0ull << (64 - len) : 0);
@@ -106,10 +105,10 @@ static inline void key_of(const struct route *r, struct kkey *k)
 	key_make(r->dst, r->dst_len, r->src, r->src_len, r->metric, k);
 }
 
-#define CMP(x, y)                                   \
-	do {                                        \
-		if ((x) != (y))                     \
-			return (x) < (y) ? -1 : 1;  \
+#define CMP(x, y)                                  \
+	do {                                       \
+		if ((x) != (y))                    \
+			return (x) < (y) ? -1 : 1; \
 	} while (0)
 
 static int key_cmp(const struct kkey *x, const struct kkey *y)
@@ -532,8 +531,8 @@ int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16
 	return 1;
 }
 
-long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16],
-			  uint8_t len, uint32_t **out)
+long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+			  uint32_t **out)
 {
 	const struct ix_table *t = &s->lookup->tables[tpos];
 	uint32_t lo, hi, *v;

@@ -185,8 +185,8 @@ static int valid_ifname(const char *s)
 	return 1;
 }
 
-static int parse_table(const struct names *names, const char *key, const char *val,
-		       uint32_t *id, int allow_all, int *all, char *err, size_t errlen)
+static int parse_table(const struct names *names, const char *key, const char *val, uint32_t *id,
+		       int allow_all, int *all, char *err, size_t errlen)
 {
 	*all = 0;
 	if (allow_all && strcmp(val, "all") == 0) {
@@ -377,7 +377,7 @@ struct run_ctx {
 	const struct snapshot *s;
 	const struct query *q;
 	int64_t now_ms;
-	size_t resume; /* first record index a page may return */
+	size_t resume;	  /* first record index a page may return */
 	uint32_t ifindex; /* dev= resolved in this snapshot; 0 = no such device */
 	uint32_t limit;
 	struct seg_build b;
@@ -533,8 +533,7 @@ int query_run(const struct snapshot *s, const struct query *q, int64_t now_ms,
 	if (q->set & QF_DEV)
 		c.ifindex = find_ifindex(s, q->dev);
 	seg_add(&c.b, open_br, 1, SIZE_MAX);
-	if ((q->set & QF_EXPIRING) && q->expiring &&
-	    !(q->set & (QF_COVERS | QF_PREFIX))) {
+	if ((q->set & QF_EXPIRING) && q->expiring && !(q->set & (QF_COVERS | QF_PREFIX))) {
 		size_t n;
 		const uint32_t *v = index_expiring_by_record(s, &n);
 

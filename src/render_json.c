@@ -29,12 +29,14 @@ struct json_view {
 };
 
 static const char *const s_metric_names[ROUTE_METRICS_MAX] = {
-	[RTAX_MTU] = "mtu",	      [RTAX_WINDOW] = "window",	     [RTAX_RTT] = "rtt",
-	[RTAX_RTTVAR] = "rttvar",     [RTAX_SSTHRESH] = "ssthresh",  [RTAX_CWND] = "cwnd",
-	[RTAX_ADVMSS] = "advmss",     [RTAX_REORDERING] = "reordering", [RTAX_HOPLIMIT] = "hoplimit",
-	[RTAX_INITCWND] = "initcwnd", [RTAX_FEATURES] = "features",  [RTAX_RTO_MIN] = "rto_min",
-	[RTAX_INITRWND] = "initrwnd", [RTAX_QUICKACK] = "quickack",  [RTAX_CC_ALGO] = "congctl",
-	[RTAX_FASTOPEN_NO_COOKIE] = "fastopen_no_cookie",
+	[RTAX_MTU] = "mtu",	      [RTAX_WINDOW] = "window",
+	[RTAX_RTT] = "rtt",	      [RTAX_RTTVAR] = "rttvar",
+	[RTAX_SSTHRESH] = "ssthresh", [RTAX_CWND] = "cwnd",
+	[RTAX_ADVMSS] = "advmss",     [RTAX_REORDERING] = "reordering",
+	[RTAX_HOPLIMIT] = "hoplimit", [RTAX_INITCWND] = "initcwnd",
+	[RTAX_FEATURES] = "features", [RTAX_RTO_MIN] = "rto_min",
+	[RTAX_INITRWND] = "initrwnd", [RTAX_QUICKACK] = "quickack",
+	[RTAX_CC_ALGO] = "congctl",   [RTAX_FASTOPEN_NO_COOKIE] = "fastopen_no_cookie",
 };
 
 static void put_key_str(struct strbuf *sb, int *first, const char *key, const char *val)
@@ -86,8 +88,8 @@ static void put_key_num(struct strbuf *sb, int *first, const char *key, long lon
 	strbuf_append(sb, p, (size_t)(num + sizeof(num) - p));
 }
 
-static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8_t *a,
-		     int plen, int host_len)
+static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8_t *a, int plen,
+		     int host_len)
 {
 	char txt[INET6_ADDRSTRLEN + 8];
 
@@ -106,7 +108,8 @@ static void put_dev(struct strbuf *sb, int *first, const struct snapshot *s, uin
 	char buf[16];
 
 	if (!*name) {
-		snprintf(buf, sizeof(buf), "if%u", ifindex); /* what ll_index_to_name() falls back to */
+		snprintf(buf, sizeof(buf), "if%u",
+			 ifindex); /* what ll_index_to_name() falls back to */
 		name = buf;
 	}
 	put_key_str(sb, first, "dev", name);
@@ -118,11 +121,16 @@ static void put_flags(struct strbuf *sb, int *first, uint32_t flags)
 		uint32_t bit;
 		const char *name;
 	} names[] = {
-		{ RTNH_F_DEAD, "dead" },	    { RTNH_F_ONLINK, "onlink" },
-		{ RTNH_F_PERVASIVE, "pervasive" },  { RTNH_F_OFFLOAD, "offload" },
-		{ RTNH_F_TRAP, "trap" },	    { RTM_F_NOTIFY, "notify" },
-		{ RTNH_F_LINKDOWN, "linkdown" },    { RTNH_F_UNRESOLVED, "unresolved" },
-		{ RTM_F_OFFLOAD, "rt_offload" },    { RTM_F_TRAP, "rt_trap" },
+		{ RTNH_F_DEAD, "dead" },
+		{ RTNH_F_ONLINK, "onlink" },
+		{ RTNH_F_PERVASIVE, "pervasive" },
+		{ RTNH_F_OFFLOAD, "offload" },
+		{ RTNH_F_TRAP, "trap" },
+		{ RTM_F_NOTIFY, "notify" },
+		{ RTNH_F_LINKDOWN, "linkdown" },
+		{ RTNH_F_UNRESOLVED, "unresolved" },
+		{ RTM_F_OFFLOAD, "rt_offload" },
+		{ RTM_F_TRAP, "rt_trap" },
 		{ RTM_F_OFFLOAD_FAILED, "rt_offload_failed" },
 	};
 	int f = 1;

@@ -58,8 +58,8 @@ int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16
 		       uint32_t *lo, uint32_t *hi);
 /* Fallback of index_inside_range(): the record indexes, sorted, in a malloc()ed array (the
  * caller frees it). Returns the count or -ENOMEM. */
-long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16],
-			  uint8_t len, uint32_t **out);
+long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+			  uint32_t **out);
 
 /*
  * Records of table position tpos whose destination contains addr/len (len 128 for an

@@ -49,8 +49,8 @@ struct query {
 	uint8_t covers[16], covers_len; /* routes whose destination contains */
 	uint8_t gateway[16];
 	uint32_t metric;
-	int expiring; /* 1: only routes with an expiry; 0: only routes without */
-	uint32_t limit; /* at most this many routes */
+	int expiring;		   /* 1: only routes with an expiry; 0: only routes without */
+	uint32_t limit;		   /* at most this many routes */
 	struct index_cursor after; /* start after this route */
 };
 
@@ -69,7 +69,7 @@ struct query_result {
 	struct render_seg *segs; /* malloc()ed */
 	size_t nseg;
 	struct strbuf dyn; /* routes rendered for this response (those with an expiry) */
-	size_t count; /* routes in the body */
+	size_t count;	   /* routes in the body */
 	char next[QUERY_CURSOR_LEN + 1]; /* cursor for the next page, "" if this is the last */
 };
 
@@ -88,7 +88,7 @@ struct lookup_query {
 	unsigned int have_addr;
 	uint8_t addr[16];
 	uint8_t src[16]; /* from=; :: when absent */
-	uint32_t table; /* default main */
+	uint32_t table;	 /* default main */
 };
 
 /* The /routes/lookup parameter names, NULL-terminated. */
@@ -99,7 +99,7 @@ void query_lookup_init(struct lookup_query *lq);
 /* Parse one /routes/lookup parameter; 0 or -EINVAL with a message in err. */
 int query_lookup_parse_arg(struct lookup_query *lq, const struct names *names, const char *key,
 			   const char *val, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 /* The record index the kernel's FIB would choose (index_lookup), or -ENOENT. */
 long query_lookup(const struct snapshot *s, const struct lookup_query *lq, int64_t now_ms);
 
@@ -117,7 +117,7 @@ void query_render_expiring(const struct snapshot *s, int64_t now_ms, struct strb
 int query_parse_addr(const char *s, uint8_t out[16]) __attribute__((warn_unused_result));
 /* Parse ADDR[/LEN] ("default" = ::/0); host bits are cleared. 0 or -EINVAL. */
 int query_parse_prefix(const char *s, uint8_t out[16], uint8_t *len)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 /* Encode / decode a paging cursor (QUERY_CURSOR_LEN hex characters). */
 void query_cursor_encode(const struct index_cursor *c, char out[QUERY_CURSOR_LEN + 1]);
 int query_cursor_decode(const char *s, struct index_cursor *c) __attribute__((warn_unused_result));
