@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/nexthop.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
@@ -108,7 +109,8 @@ static int nlconn_open(struct nlconn *c, int notify)
 
 		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, 0);
+		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
+						RTNLGRP_NEXTHOP, 0);
 		if (ret < 0) {
 			nlconn_close(c);
 			return -EIO;
@@ -275,6 +277,20 @@ static int on_route(const struct nlmsghdr *nlh, void *arg)
 				  ctx->pr->has_metrics ? &ctx->pr->m : NULL);
 }
 
+static int on_nexthop(const struct nlmsghdr *nlh, void *arg)
+{
+	struct collect_ctx *ctx = arg;
+	struct route_nhobj o;
+	int ret;
+
+	if (nlh->nlmsg_type != RTM_NEWNEXTHOP)
+		return 0;
+	ret = nlparse_nexthop(nlh, &o);
+	if (ret <= 0)
+		return ret;
+	return snapshot_add_nhobj(ctx->s, &o);
+}
+
 static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 {
 	struct collect_ctx *ctx = arg;
@@ -299,6 +315,7 @@ static int collect(struct nlconn *c, struct snapshot **out)
 {
 	static struct nlparse_route *pr; /* large; one per process is enough (one collector) */
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nhmsg nhm = { .nh_family = AF_UNSPEC };
 	struct rtmsg rtm = { .rtm_family = AF_INET6 };
 	struct rtmsg rtm_prefix = { .rtm_family = AF_INET6, .rtm_flags = RTM_F_PREFIX };
 	struct timespec t0, t1;
@@ -321,6 +338,14 @@ static int collect(struct nlconn *c, struct snapshot **out)
 		clock_gettime(CLOCK_REALTIME, &ctx.s->taken_at);
 		ctx.now_ms = ctx.s->taken_mono_ms = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
 		ret = nlconn_dump(c, RTM_GETLINK, &ifi, sizeof(ifi), on_link, &ctx);
+		if (!ret) {
+			/* nexthop objects: /proc shows a route's object's first nexthop, which
+			 * the route dump leaves out when nexthop_compat_mode is 0. Kernels
+			 * without nexthop objects refuse the dump: nothing to resolve then. */
+			ret = nlconn_dump(c, RTM_GETNEXTHOP, &nhm, sizeof(nhm), on_nexthop, &ctx);
+			if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -EAFNOSUPPORT)
+				ret = 0;
+		}
 		if (!ret)
 			ret = nlconn_dump(c, RTM_GETROUTE, &rtm, sizeof(rtm), on_route, &ctx);
 		if (!ret)
@@ -471,7 +496,8 @@ static int drain_notifications(struct nlconn *n)
 		for (nlh = (const struct nlmsghdr *)n->buf; NLMSG_OK(nlh, left);
 		     nlh = NLMSG_NEXT(nlh, left)) {
 			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
-			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK) {
+			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK ||
+			    nlh->nlmsg_type == RTM_NEWNEXTHOP || nlh->nlmsg_type == RTM_DELNEXTHOP) {
 				stats_inc(g_stats.notifications);
 				got = 1;
 			}

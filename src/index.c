@@ -614,6 +614,12 @@ void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 	c->dst_len = r->dst_len;
 	c->src_len = r->src_len;
 	c->metric = r->metric;
+	if (r->nh_count) {
+		const struct route_nh *nh = snapshot_route_nh(s, r, 0);
+
+		memcpy(c->gw, nh->gw, 16);
+		c->ifindex = nh->ifindex;
+	}
 	key_of(r, &k);
 	while (i > first) {
 		key_of(&s->routes[--i], &p);
@@ -623,11 +629,31 @@ void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 	}
 }
 
+/* Record index of table-relative position pos (the table's end when pos is past it). */
+static size_t resume_at(const struct snapshot *s, const struct ix_table *t, uint32_t pos)
+{
+	if (pos >= t->count)
+		return (size_t)t->first + t->count;
+	return (size_t)(pos_route(s, t, pos) - s->routes);
+}
+
+/* Is r the route cursor c was taken from (same first nexthop)? */
+static int cursor_route(const struct snapshot *s, const struct route *r,
+			const struct index_cursor *c)
+{
+	const struct route_nh *nh;
+
+	if (!r->nh_count)
+		return c->ifindex == 0;
+	nh = snapshot_route_nh(s, r, 0);
+	return nh->ifindex == c->ifindex && memcmp(nh->gw, c->gw, 16) == 0;
+}
+
 size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *c)
 {
 	const struct ix_table *t;
-	struct kkey k;
-	uint32_t pos, eq = 0;
+	struct kkey k, m;
+	uint32_t pos, end;
 	int tpos = index_table_pos(s, c->table);
 
 	if (tpos < 0) {
@@ -640,16 +666,14 @@ size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *
 	t = &s->lookup->tables[tpos];
 	key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
 	pos = bound(s, t, &k, 0);
-	while (pos < t->count && eq <= c->ordinal) {
-		struct kkey m;
-
-		key_of(pos_route(s, t, pos), &m);
+	/* [pos, end): the routes with the cursor's key; usually one */
+	for (end = pos; end < t->count; end++) {
+		key_of(pos_route(s, t, end), &m);
 		if (key_cmp(&m, &k))
 			break;
-		pos++;
-		eq++;
 	}
-	if (pos >= t->count)
-		return (size_t)t->first + t->count;
-	return (size_t)(pos_route(s, t, pos) - s->routes);
+	for (uint32_t i = pos; i < end; i++)
+		if (cursor_route(s, pos_route(s, t, i), c))
+			return resume_at(s, t, i + 1);
+	return resume_at(s, t, end - pos > c->ordinal ? pos + c->ordinal : end);
 }

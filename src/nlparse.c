@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
+#include <linux/nexthop.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -257,6 +258,53 @@ int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
 	out->table = tmp.r.table;
 	out->metric = tmp.r.metric;
 	out->ifindex = tmp.r.nh_count == 1 ? tmp.r.nh.ifindex : 0;
+	return 1;
+}
+
+#define NHA_TBL_MAX NHA_GATEWAY
+static const struct attr_rule s_nh_rules[NHA_TBL_MAX + 1] = {
+	[NHA_ID] = { 4, 1 },
+	[NHA_GROUP] = { sizeof(struct nexthop_grp), 0 },
+	[NHA_OIF] = { 4, 1 },
+	[NHA_GATEWAY] = { 4, 0 }, /* 4 (IPv4) or 16 (IPv6), checked below */
+};
+
+int nlparse_nexthop(const struct nlmsghdr *nlh, struct route_nhobj *out)
+{
+	const struct rtattr *tb[NHA_TBL_MAX + 1];
+	const struct nhmsg *nhm;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*nhm)))
+		return -EBADMSG;
+	nhm = NLMSG_DATA(nlh);
+	if (attr_parse(tb, NHA_TBL_MAX, s_nh_rules,
+		       (const char *)nhm + NLMSG_ALIGN(sizeof(*nhm)),
+		       nlh->nlmsg_len - NLMSG_LENGTH(sizeof(*nhm))))
+		return -EBADMSG;
+	if (!tb[NHA_ID])
+		return -EBADMSG;
+	memset(out, 0, sizeof(*out));
+	out->id = attr_u32(tb[NHA_ID]);
+	if (tb[NHA_GROUP]) {
+		const struct nexthop_grp *g = RTA_DATA(tb[NHA_GROUP]);
+
+		if (RTA_PAYLOAD(tb[NHA_GROUP]) % sizeof(*g))
+			return -EBADMSG;
+		out->is_group = 1;
+		out->first = g[0].id;
+		return 1;
+	}
+	out->blackhole = tb[NHA_BLACKHOLE] != NULL;
+	if (tb[NHA_OIF])
+		out->ifindex = attr_u32(tb[NHA_OIF]);
+	if (tb[NHA_GATEWAY]) {
+		if (RTA_PAYLOAD(tb[NHA_GATEWAY]) == 16) {
+			memcpy(out->gw, RTA_DATA(tb[NHA_GATEWAY]), 16);
+			out->has_gw = 1;
+		} else if (RTA_PAYLOAD(tb[NHA_GATEWAY]) != 4) {
+			return -EBADMSG;
+		}
+	}
 	return 1;
 }
 

@@ -126,6 +126,8 @@ void query_cursor_encode(const struct index_cursor *c, char out[QUERY_CURSOR_LEN
 	p = put_hex(p, c->src, 16);
 	p = put_hex(p, &c->src_len, 1);
 	p = put_hex32(p, c->metric);
+	p = put_hex(p, c->gw, 16);
+	p = put_hex32(p, c->ifindex);
 	p = put_hex32(p, c->ordinal);
 	*p = 0;
 }
@@ -165,7 +167,7 @@ int query_cursor_decode(const char *s, struct index_cursor *c)
 		return -EINVAL;
 	if (get_hex32(&p, &c->table) || get_hex(&p, c->dst, 16) || get_hex(&p, &c->dst_len, 1) ||
 	    get_hex(&p, c->src, 16) || get_hex(&p, &c->src_len, 1) || get_hex32(&p, &c->metric) ||
-	    get_hex32(&p, &c->ordinal))
+	    get_hex(&p, c->gw, 16) || get_hex32(&p, &c->ifindex) || get_hex32(&p, &c->ordinal))
 		return -EINVAL;
 	if (c->dst_len > 128 || c->src_len > 128)
 		return -EINVAL;

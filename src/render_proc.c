@@ -44,21 +44,32 @@ static char *put_hex32(char *p, uint32_t v)
 	return p;
 }
 
-/* The kernel turns these into RTF_REJECT|RTF_NONEXTHOP routes through the loopback device. */
+/*
+ * The kernel turns these into RTF_REJECT|RTF_NONEXTHOP routes through the loopback device.
+ * A route that uses a nexthop object never is one: its fib6_info keeps its own flags, and a
+ * blackhole nexthop object only lends it the loopback device.
+ */
 static int is_reject(const struct snapshot *s, const struct route *r)
 {
 	const struct route_link *l;
 
+	if (r->nhid)
+		return 0;
 	switch (r->type) {
 	case RTN_UNREACHABLE:
 	case RTN_BLACKHOLE:
 	case RTN_PROHIBIT:
 	case RTN_THROW:
 		return 1;
-	case RTN_UNICAST:
-		/* a unicast route through a loopback device is promoted to a reject route,
-		 * unless its destination is the loopback address itself */
-		if (r->nh_count != 1 || r->nhid)
+	case RTN_LOCAL:
+		return 0; /* RTF_LOCAL routes are exempt */
+	default:
+		/* any other route through a loopback device is promoted to a reject route
+		 * (ip6_route_info_create), unless its destination is the loopback address or
+		 * it is one of the kernel's own anycast routes (RTF_ANYCAST) */
+		if (r->nh_count != 1)
+			return 0;
+		if (r->type == RTN_ANYCAST && r->protocol == RTPROT_KERNEL)
 			return 0;
 		l = snapshot_link(s, r->nh.ifindex);
 		if (!l || !(l->flags & IFF_LOOPBACK_FLAG))
@@ -66,10 +77,8 @@ static int is_reject(const struct snapshot *s, const struct route *r)
 		{
 			static const uint8_t lo6[16] = { [15] = 1 };
 
-			return !(r->dst_len == 128 && memcmp(r->dst, lo6, 16) == 0);
+			return memcmp(r->dst, lo6, 16) != 0;
 		}
-	default:
-		return 0;
 	}
 }
 
@@ -83,12 +92,16 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 	f = RTF_UP;
 	if (nh && nh->has_gw)
 		f |= RTF_GATEWAY;
-	if (nh && (nh->flags & RTNH_F_ONLINK))
-		f |= RTF_HOST; /* RTNH_F_ONLINK (4) is carried in fib6_flags as is */
+	/* rtm_to_fib6_config() copies RTNH_F_ONLINK (4, the value of RTF_HOST) into the route's
+	 * flags; with a nexthop object, onlink belongs to the object instead */
+	if (nh && !r->nhid && (nh->flags & RTNH_F_ONLINK))
+		f |= RTF_HOST;
+	/* addresses' own routes (addrconf_f6i_alloc) also carry RTF_NONEXTHOP; a local route
+	 * added by hand carries RTF_LOCAL only */
 	if (r->type == RTN_LOCAL)
-		f |= RTF_LOCAL | RTF_NONEXTHOP;
-	else if (r->type == RTN_ANYCAST)
-		f |= RTF_ANYCAST | RTF_NONEXTHOP;
+		f |= RTF_LOCAL | (r->protocol == RTPROT_KERNEL ? RTF_NONEXTHOP : 0);
+	else if (r->type == RTN_ANYCAST && r->protocol == RTPROT_KERNEL)
+		f |= RTF_ANYCAST | RTF_NONEXTHOP; /* an anycast route added by hand has neither */
 	if (r->expires_ms)
 		f |= RTF_EXPIRES;
 	if (r->pref != ROUTE_PREF_NONE)
@@ -101,7 +114,7 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 			f |= RTF_ROUTEINFO;
 	}
 	if (r->prefix_rt)
-		f |= RTF_PREFIX_RT;
+		f |= RTF_PREFIX_RT | RTF_ADDRCONF; /* only RA prefix processing makes these */
 	return f;
 }
 
@@ -143,6 +156,67 @@ static char *put_line(char *p, const struct snapshot *s, const struct route *r,
 	return p;
 }
 
+/* The loopback device's name (the kernel uses it for reject routes and blackhole nexthops). */
+static const char *loopback_name(const struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nlinks; i++)
+		if (s->links[i].flags & IFF_LOOPBACK_FLAG)
+			return s->links[i].name;
+	return "lo";
+}
+
+/*
+ * The nexthop /proc shows for a route using nexthop object r->nhid: the object's, or for a
+ * group its first member's (nexthop_fib6_nh()). Filled into *out; returns 1 when the object
+ * is a blackhole (device: loopback), 0 when resolved, -1 when the object is unknown (then
+ * the caller uses what the route message carried).
+ */
+static int resolve_nhobj(const struct snapshot *s, const struct route *r, struct route_nh *out)
+{
+	const struct route_nhobj *o = snapshot_nhobj(s, r->nhid);
+
+	if (o && o->is_group)
+		o = snapshot_nhobj(s, o->first);
+	if (!o)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->weight = 1;
+	if (o->blackhole)
+		return 1;
+	out->ifindex = o->ifindex;
+	if (o->has_gw) {
+		memcpy(out->gw, o->gw, 16);
+		out->has_gw = 1;
+	}
+	return 0;
+}
+
+/* A line for a route that uses a nexthop object. */
+static char *put_nhobj_line(char *p, const struct snapshot *s, const struct route *r)
+{
+	struct route_nh nh;
+	int bh = resolve_nhobj(s, r, &nh);
+	char *start = p;
+
+	if (bh < 0)
+		return put_line(p, s, r, r->nh_count ? snapshot_route_nh(s, r, 0) : NULL);
+	p = put_line(p, s, r, &nh);
+	if (bh == 1) {
+		/* rewrite the device column: the blackhole object's device is the loopback */
+		const char *lo = loopback_name(s);
+		size_t dl = strnlen(lo, 15);
+		char *dev = start + 141; /* 32+1+2+1+32+1+2+1+32+1+8+1+8+1+8+1+8+1 */
+
+		p = dev;
+		for (size_t i = dl; i < 8; i++)
+			*p++ = ' ';
+		memcpy(p, lo, dl);
+		p += dl;
+		*p++ = '\n';
+	}
+	return p;
+}
+
 int render_proc_build(struct snapshot *s)
 {
 	size_t lines = 0, cap;
@@ -159,12 +233,12 @@ int render_proc_build(struct snapshot *s)
 	for (size_t i = 0; i < s->nroutes; i++) {
 		const struct route *r = &s->routes[i];
 
-		if (r->nh_count > 1 && !r->nhid) {
+		if (r->nhid) {
+			/* one fib6_info, shown with its nexthop object's (first) nexthop */
+			p = put_nhobj_line(p, s, r);
+		} else if (r->nh_count > 1) {
 			for (unsigned int k = 0; k < r->nh_count; k++)
 				p = put_line(p, s, r, snapshot_route_nh(s, r, k));
-		} else if (r->nh_count > 1) {
-			/* nexthop group: one fib6_info, shown with the group's first nexthop */
-			p = put_line(p, s, r, snapshot_route_nh(s, r, 0));
 		} else {
 			p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
 		}

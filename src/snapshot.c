@@ -136,6 +136,30 @@ int snapshot_add_link(struct snapshot *s, const struct route_link *l)
 	return 0;
 }
 
+int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
+{
+	if (grow((void **)&s->nhobjs, &s->nhobjs_cap, s->nnhobjs, sizeof(*s->nhobjs)))
+		return -ENOMEM;
+	s->nhobjs[s->nnhobjs++] = *o;
+	return 0;
+}
+
+static int cmp_nhobj(const void *a, const void *b)
+{
+	const struct route_nhobj *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
+{
+	struct route_nhobj key = { .id = id };
+
+	if (!s->nnhobjs)
+		return NULL;
+	return bsearch(&key, s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
+}
+
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
 {
 	if (grow((void **)&s->prefix_keys, &s->prefix_keys_cap, s->nprefix_keys,
@@ -358,6 +382,8 @@ int snapshot_finish(struct snapshot *s)
 
 	if (s->nlinks)
 		qsort(s->links, s->nlinks, sizeof(*s->links), cmp_link);
+	if (s->nnhobjs)
+		qsort(s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
 	mark_prefix_routes(s);
 	ret = build_tables(s);
 	if (!ret)
@@ -472,6 +498,7 @@ static void snapshot_destroy(struct snapshot *s)
 	free(s->tables);
 	free(s->links);
 	free(s->prefix_keys);
+	free(s->nhobjs);
 	free(s->expiring);
 	free(s->proc_text);
 	render_json_free(s->json);

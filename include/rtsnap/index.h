@@ -78,6 +78,8 @@ struct index_cursor {
 	uint8_t dst[16], src[16];
 	uint8_t dst_len, src_len;
 	uint32_t metric;
+	uint8_t gw[16]; /* first nexthop: tells routes with an equal key apart */
+	uint32_t ifindex;
 	uint32_t ordinal; /* how many earlier routes of the table share this exact key */
 };
 
@@ -85,7 +87,9 @@ struct index_cursor {
 void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c);
 /*
  * First record index strictly after cursor c in s (which may be a later snapshot than the
- * one c came from): exact when the cursor's table still exists; if it is gone, the first
+ * one c came from): exact when the cursor's table still exists, unless the cursor's route
+ * was deleted while routes with the very same key (dst, src, metric; they differ only in
+ * nexthop) remain, where the ordinal is used as a guess; if the table is gone, the first
  * table of a later hash bucket. Returns s->nroutes when nothing follows.
  */
 size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *c);

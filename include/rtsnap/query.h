@@ -23,7 +23,7 @@
 #include "rtsnap/strbuf.h"
 
 #define QUERY_VALUE_MAX 256 /* longer parameter values are refused */
-#define QUERY_CURSOR_LEN 92 /* hex characters of a paging cursor */
+#define QUERY_CURSOR_LEN 132 /* hex characters of a paging cursor */
 
 enum query_field {
 	QF_TABLE = 1u << 0,

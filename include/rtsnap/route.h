@@ -57,6 +57,18 @@ struct route {
 	uint8_t pad;
 };
 
+/* A nexthop object (RTM_NEWNEXTHOP), for routes that name one with RTA_NH_ID. */
+struct route_nhobj {
+	uint32_t id;
+	uint32_t ifindex; /* NHA_OIF */
+	uint32_t first; /* group: id of its first member (the one /proc shows); else 0 */
+	uint8_t gw[16];
+	uint8_t has_gw;
+	uint8_t blackhole; /* NHA_BLACKHOLE: the kernel uses the loopback device */
+	uint8_t is_group;
+	uint8_t pad;
+};
+
 /* An interface as captured at snapshot time (RTM_NEWLINK). */
 struct route_link {
 	uint32_t ifindex;

@@ -50,6 +50,8 @@ struct snapshot {
 	size_t ntables, tables_cap;
 	struct route_link *links; /* sorted by ifindex after finish */
 	size_t nlinks, links_cap;
+	struct route_nhobj *nhobjs; /* nexthop objects, sorted by id after finish */
+	size_t nnhobjs, nhobjs_cap;
 	struct prefix_key *prefix_keys; /* RTF_PREFIX_RT routes seen in the second dump */
 	size_t nprefix_keys, prefix_keys_cap;
 
@@ -91,6 +93,9 @@ int snapshot_add_route(struct snapshot *s, const struct route *r, const struct r
 /* Collector thread, before finish. Record an interface (name, flags). */
 int snapshot_add_link(struct snapshot *s, const struct route_link *l)
 	__attribute__((warn_unused_result));
+/* Collector thread, before finish. Record a nexthop object. */
+int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
+	__attribute__((warn_unused_result));
 /* Collector thread, before finish. Record a route that carries RTF_PREFIX_RT. */
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
 	__attribute__((warn_unused_result));
@@ -124,6 +129,8 @@ void snapshot_shutdown(void);
 const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex);
 /* Interface record for ifindex, or NULL. */
 const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex);
+/* Nexthop object id, or NULL. */
+const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id);
 /* Nexthop i (0-based) of route r. */
 const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
 					 unsigned int i);
