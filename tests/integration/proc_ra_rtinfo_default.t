@@ -16,8 +16,11 @@ ns_new PEER
 rk_ra_rtinfo_default "$NS" "$PEER"
 tap_ok $? "radvd in $PEER, RA routes learned in $NS" || tap_done
 
-tap_is "$(proc_get "$NS" ::/0 flags dev | head -n1)" "00c50003 h0" \
-	"kernel: route info ::/0: UP|GATEWAY|DEFAULT|ADDRCONF|EXPIRES|ROUTEINFO"
+# The route is deleted and re-added on every RA (router lifetime 0 finds it as
+# a "default router"), so look for it for a few seconds.
+rtinfo_row() { [ "$(proc_get "$NS" ::/0 flags dev | head -n1)" = "00c50003 h0" ]; }
+wait_until 10 rtinfo_row
+tap_ok $? "kernel: route info ::/0: UP|GATEWAY|DEFAULT|ADDRCONF|EXPIRES|ROUTEINFO (00c50003)"
 
 check_proc_views "$NS" "RTF_ROUTEINFO on ::/0 is not visible in netlink"
 tap_done
