@@ -88,7 +88,7 @@ bench_log "machine: $(nproc) cores, kernel $(uname -r), $(ip -V)"
 emit ""
 emit "rtsnap bench_core — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r)," \
 	"$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
-	"loader ${BENCH_LOADER}, median of $RUNS (single run when >= ${SLOW}s)"
+	"loader ${BENCH_LOADER}, median of $RUNS (single run when >= ${SLOW}s), loadavg $(cut -d" " -f1-3 /proc/loadavg) at start"
 emit ""
 emit "| routes | load s | proc s | ip s | ip -j s | rtsnapd collect+publish s | HTTP /ipv6_route s | proc/HTTP | --once s | proc/--once | RSS B/route |"
 emit "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -36,7 +36,7 @@ load_once() {
 }
 
 echo
-echo "rtsnap bench_load — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r), $(ip -V | sed 's/ip utility, //; s/,.*//')"
+echo "rtsnap bench_load — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r), $(ip -V | sed 's/ip utility, //; s/,.*//'), loadavg $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo
 echo "| routes | nlload x$BENCH_LOAD_JOBS s | nlload x1 s | ip -batch s | kernel slab B/route |"
 echo "|---:|---:|---:|---:|---:|"
