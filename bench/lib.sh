@@ -55,7 +55,7 @@ bench_cleanup() {
 	BENCH_NS_LIST=()
 }
 trap 'bench_cleanup' EXIT
-trap 'bench_cleanup; trap - INT; kill -INT $$' INT
+trap 'bench_cleanup; trap - INT; kill -INT $BASHPID' INT
 trap 'bench_cleanup; exit 143' TERM
 
 # Start "$@" in the background and remember it for cleanup; pid in BENCH_BG_PID.
