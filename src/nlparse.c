@@ -161,6 +161,7 @@ static int parse_multipath(const struct rtattr *a, struct nlparse_route *out)
 	if (n == 1) {
 		out->r.nh = out->nhs[0];
 		out->r.nh_count = 1;
+		out->r.mpath_one = 1;
 	}
 	return 0;
 }

@@ -227,9 +227,9 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 		put_addr(sb, &first, "from", r->src, r->src_len, 128);
 	if (r->nhid)
 		put_key_num(sb, &first, "nhid", r->nhid);
-	if (r->nh_count == 1 && r->nh.has_gw)
+	if (r->nh_count == 1 && !r->mpath_one && r->nh.has_gw)
 		put_addr(sb, &first, "gateway", r->nh.gw, -1, 128);
-	if (r->nh_count == 1 && r->nh.ifindex)
+	if (r->nh_count == 1 && !r->mpath_one && r->nh.ifindex)
 		put_dev(sb, &first, s, r->nh.ifindex);
 	if (r->table != RT_TABLE_MAIN)
 		put_key_str(sb, &first, "table", names_table(s->names, r->table, buf));
@@ -263,7 +263,7 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 			put_key_str(sb, &first, "pref", buf);
 		}
 	}
-	if (r->nh_count > 1) {
+	if (r->nh_count > 1 || (r->nh_count == 1 && r->mpath_one)) {
 		strbuf_puts(sb, ",\"nexthops\":[");
 		for (unsigned int i = 0; i < r->nh_count; i++) {
 			const struct route_nh *nh = snapshot_route_nh(s, r, i);
@@ -273,7 +273,8 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 			if (nh->has_gw)
 				put_addr(sb, &f, "gateway", nh->gw, -1, 128);
 			put_dev(sb, &f, s, nh->ifindex);
-			put_key_num(sb, &f, "weight", nh->weight);
+			/* rtnh_hops + 1 in a byte: 256 wraps to 0 */
+			put_key_num(sb, &f, "weight", nh->weight ? nh->weight : 256);
 			put_flags(sb, &f, nh->flags);
 			strbuf_putc(sb, '}');
 		}

@@ -54,7 +54,7 @@ struct route {
 	uint8_t has_prefsrc;
 	uint8_t prefix_rt; /* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
 	uint8_t placeholder; /* synthesized: the table's root null entry (no ::/0 route) */
-	uint8_t pad;
+	uint8_t mpath_one; /* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
 };
 
 /* A nexthop object (RTM_NEWNEXTHOP), for routes that name one with RTA_NH_ID. */
