@@ -43,16 +43,14 @@ static int parse_u32(const char *s, uint32_t *v)
 	return 0;
 }
 
+/*
+ * Every (id, name) line is kept, as iproute2 keeps every entry of its hash: the number is
+ * printed with the newest name given to it, and every name ever given still parses.
+ */
 static int add_table(struct names *n, uint32_t id, const char *name)
 {
 	struct table_name *p;
 
-	for (size_t i = 0; i < n->ntables; i++) {
-		if (n->tables[i].id == id) {
-			snprintf(n->tables[i].name, sizeof(n->tables[i].name), "%s", name);
-			return 0;
-		}
-	}
 	p = realloc(n->tables, (n->ntables + 1) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -63,11 +61,17 @@ static int add_table(struct names *n, uint32_t id, const char *name)
 	return 0;
 }
 
-/* kind: 0 tables, 1 protocols, 2 scopes. Lines "NUMBER NAME", '#' comments. */
+/*
+ * kind: 0 tables, 1 protocols, 2 scopes. Lines are read as iproute2's fread_id_name() reads
+ * them: "0xHEX NAME" or "DECIMAL NAME" into an int, '#' lines are comments; a negative id
+ * (which is what ids of 2^31 and more become) is skipped, and a line that parses as neither
+ * ends the file ("Database ... is corrupted", entries read so far are kept).
+ */
 static int load_file(struct names *n, const char *path, int kind)
 {
-	char line[256], name[32];
-	unsigned long id;
+	char line[512], name[64];
+	unsigned int hex;
+	int id;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
@@ -79,17 +83,23 @@ static int load_file(struct names *n, const char *path, int kind)
 			p++;
 		if (*p == '#' || *p == '\n' || !*p)
 			continue;
-		if (sscanf(p, "0x%lx %31s", &id, name) != 2 && sscanf(p, "%lu %31s", &id, name) != 2)
-			continue;
-		if (name[0] == '#')
+		if (sscanf(p, "0x%x %63s", &hex, name) == 2)
+			id = (int)hex;
+		else if (sscanf(p, "%d %63s", &id, name) != 2)
+			break;
+		if (id < 0)
 			continue;
 		if (kind == 0) {
-			if (id > UINT32_MAX || add_table(n, (uint32_t)id, name)) {
+			if (add_table(n, (uint32_t)id, name)) {
 				fclose(f);
-				return id > UINT32_MAX ? 0 : -ENOMEM;
+				return -ENOMEM;
 			}
 		} else if (id < 256) {
-			snprintf(kind == 1 ? n->proto[id] : n->scope[id], 32, "%s", name);
+			char *dst = kind == 1 ? n->proto[id] : n->scope[id];
+			size_t l = strnlen(name, 31);
+
+			memcpy(dst, name, l);
+			dst[l] = 0;
 		}
 	}
 	fclose(f);
@@ -186,9 +196,9 @@ void names_free(struct names *n)
 
 const char *names_table(const struct names *n, uint32_t id, char buf[12])
 {
-	for (size_t i = 0; n && i < n->ntables; i++)
+	for (size_t i = n ? n->ntables : 0; i-- > 0;)
 		if (n->tables[i].id == id)
-			return n->tables[i].name;
+			return n->tables[i].name; /* the newest name for id */
 	snprintf(buf, 12, "%u", id);
 	return buf;
 }
@@ -219,11 +229,18 @@ const char *names_type(uint8_t type, char buf[12])
 
 int names_table_id(const struct names *n, const char *s, uint32_t *id)
 {
+	size_t best = SIZE_MAX;
+
+	/* rtnl_rttable_a2n: hash buckets (id % 256) in order, newest entry first in a bucket */
 	for (size_t i = 0; n && i < n->ntables; i++) {
-		if (strcmp(n->tables[i].name, s) == 0) {
-			*id = n->tables[i].id;
-			return 0;
-		}
+		if (strcmp(n->tables[i].name, s))
+			continue;
+		if (best == SIZE_MAX || n->tables[i].id % 256 <= n->tables[best].id % 256)
+			best = i;
+	}
+	if (best != SIZE_MAX) {
+		*id = n->tables[best].id;
+		return 0;
 	}
 	return parse_u32(s, id);
 }

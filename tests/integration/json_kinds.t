@@ -41,16 +41,32 @@ _json_expires_close() {
 		awk '{ d = $1 - $2; if (d < -1 || d > 1 || NF != 2) bad = 1 } END { exit bad }'
 }
 
+# _json_kernel NS: `ip -j -6 route show table all` in NS, through jq -c "$JSON_FILTER"
+# when that is set.
+_json_kernel() {
+	if [ -n "${JSON_FILTER:-}" ]; then
+		kernel_json "$1" | jq -c "$JSON_FILTER"
+	else
+		kernel_json "$1"
+	fi
+}
+
 # json_compare NS DESC CMD...: CMD's output (run in NS) equals `ip -j -6 route show
-# table all` (expires within 1 s). The kernel is read before and after; if it changed
-# meanwhile (RA refresh, DAD, daemon lag) the sample is retried, up to 10 times.
+# table all` (expires within 1 s), byte for byte; with JSON_FILTER set, the kernel's
+# array goes through that jq filter and CMD's through `jq -c .`. The kernel is read
+# before and after; if it changed meanwhile (RA refresh, DAD, daemon lag) the sample is
+# retried, up to 10 times.
 json_compare() {
 	local ns=$1 desc=$2 d="$RTSNAP_TMP/json" i
 	shift 2
 	for i in $(seq 10); do
-		kernel_json "$ns" >"$d.k1"
-		"$@" >"$d.got" 2>"$d.err"
-		kernel_json "$ns" >"$d.want"
+		_json_kernel "$ns" >"$d.k1"
+		if [ -n "${JSON_FILTER:-}" ]; then
+			"$@" 2>"$d.err" | jq -c . >"$d.got"
+		else
+			"$@" >"$d.got" 2>"$d.err"
+		fi
+		_json_kernel "$ns" >"$d.want"
 		_json_masked "$d.k1" >"$d.k1m"
 		_json_masked "$d.want" >"$d.wantm"
 		_json_masked "$d.got" >"$d.gotm"
