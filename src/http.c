@@ -123,9 +123,20 @@ enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const 
 	}
 }
 
+/*
+ * libmicrohttpd 0.9.75 stalls or aborts ("Failed to destroy mutex") on an iovec response of
+ * more than IOV_MAX elements; such bodies are streamed from a reader callback instead, which
+ * copies the segments into libmicrohttpd's buffer block by block.
+ */
+#define HTTP_IOV_MAX 1024
+
 struct seg_ctx {
 	struct snapshot *snap;
 	struct strbuf dyn;
+	struct render_seg *segs; /* reader path only */
+	unsigned int nseg, cur;
+	size_t off; /* into segs[cur] */
+	uint64_t pos; /* body bytes handed out so far */
 };
 
 static void seg_free(void *cls)
@@ -134,19 +145,51 @@ static void seg_free(void *cls)
 
 	snapshot_release(c->snap);
 	strbuf_free(&c->dyn);
+	free(c->segs);
 	free(c);
+}
+
+static ssize_t seg_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct seg_ctx *c = cls;
+	size_t n = 0;
+
+	if (pos != c->pos) { /* not sequential (never seen): find the segment again */
+		c->cur = 0;
+		c->off = 0;
+		c->pos = pos;
+		while (c->cur < c->nseg && pos >= c->segs[c->cur].len)
+			pos -= c->segs[c->cur++].len;
+		c->off = (size_t)pos;
+	}
+	while (n < max && c->cur < c->nseg) {
+		const struct render_seg *s = &c->segs[c->cur];
+		size_t k = s->len - c->off;
+
+		if (k > max - n)
+			k = max - n;
+		memcpy(buf + n, s->p + c->off, k);
+		n += k;
+		c->off += k;
+		if (c->off == s->len) {
+			c->cur++;
+			c->off = 0;
+		}
+	}
+	c->pos += n;
+	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status,
 					const char *ctype, struct render_seg *segs,
 					unsigned int nseg, struct strbuf *dyn)
 {
-	struct MHD_IoVec *iov = malloc((nseg ? nseg : 1) * sizeof(*iov));
+	struct MHD_IoVec *iov = nseg > HTTP_IOV_MAX ? NULL : malloc((nseg ? nseg : 1) * sizeof(*iov));
 	struct seg_ctx *c = calloc(1, sizeof(*c));
 	struct MHD_Response *r = NULL;
 	size_t total = 0;
 
-	if (!iov || !c) {
+	if ((!iov && nseg <= HTTP_IOV_MAX) || !c) {
 		free(iov);
 		free(c);
 		free(segs);
@@ -155,16 +198,26 @@ enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status
 		return MHD_NO;
 	}
 	for (unsigned int i = 0; i < nseg; i++) {
-		iov[i].iov_base = segs[i].p;
-		iov[i].iov_len = segs[i].len;
+		if (iov) {
+			iov[i].iov_base = segs[i].p;
+			iov[i].iov_len = segs[i].len;
+		}
 		total += segs[i].len;
 	}
-	free(segs);
+	if (iov) {
+		free(segs);
+	} else {
+		c->segs = segs;
+		c->nseg = nseg;
+	}
 	if (dyn)
 		c->dyn = *dyn; /* bytes move to the response */
 	c->snap = rq->snap;
 	rq->snap = NULL; /* the response holds the reference now */
-	r = MHD_create_response_from_iovec(iov, nseg, seg_free, c);
+	if (iov)
+		r = MHD_create_response_from_iovec(iov, nseg, seg_free, c);
+	else
+		r = MHD_create_response_from_callback(total, 64 * 1024, seg_read, c, seg_free);
 	free(iov); /* MHD keeps its own copy of the array */
 	if (!r) {
 		seg_free(c);
