@@ -36,7 +36,8 @@ static int accepts_gzip(const char *ae)
 		tl = (size_t)((semi ? semi : end) - tok);
 		while (tl && (tok[tl - 1] == ' ' || tok[tl - 1] == '\t'))
 			tl--;
-		for (const char *p = semi; p && p < end; p = memchr(p + 1, ';', (size_t)(end - p - 1))) {
+		for (const char *p = semi; p && p < end;
+		     p = memchr(p + 1, ';', (size_t)(end - p - 1))) {
 			const char *q = p + 1;
 
 			while (*q == ' ' || *q == '\t')
@@ -75,7 +76,8 @@ static void render_http(struct strbuf *sb)
 			strbuf_puts(sb, "rtsnap_http_requests_total{endpoint=\"");
 			render_metrics_label(sb, http_endpoint_name(ep));
 			if (code >= 500 || !code)
-				strbuf_appendf(sb, "\",code=\"5xx\"} %llu\n", (unsigned long long)v);
+				strbuf_appendf(sb, "\",code=\"5xx\"} %llu\n",
+					       (unsigned long long)v);
 			else
 				strbuf_appendf(sb, "\",code=\"%u\"} %llu\n", code,
 					       (unsigned long long)v);

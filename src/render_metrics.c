@@ -347,8 +347,10 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb)
 		sample1(sb, "rtsnap_device_routes", "device", dev_name(s, devs[i].ifindex, buf),
 			devs[i].routes);
 	}
-	gauge_u(sb, "rtsnap_device_routes_omitted", "Routes counted on devices beyond the "
-		"first 1024 with routes, which get no rtsnap_device_routes series.", omitted);
+	gauge_u(sb, "rtsnap_device_routes_omitted",
+		"Routes counted on devices beyond the "
+		"first 1024 with routes, which get no rtsnap_device_routes series.",
+		omitted);
 	free(devs);
 	return 0;
 }
@@ -410,7 +412,8 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 				}
 				strbuf_puts(sb, "\",gateway=\"");
 				if (r->nh_count && nh->has_gw)
-					strbuf_puts(sb, inet_ntop(AF_INET6, nh->gw, gw, sizeof(gw)));
+					strbuf_puts(sb,
+						    inet_ntop(AF_INET6, nh->gw, gw, sizeof(gw)));
 				strbuf_puts(sb, "\",dev=\"");
 				if (r->nh_count && nh->ifindex)
 					render_metrics_label(sb, dev_name(s, nh->ifindex, db));
@@ -609,7 +612,7 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 		if (past < s->nexpiring)
 			strbuf_appendf(sb, "rtsnap_routes_next_expiry_seconds %.3f\n",
 				       (double)(s->routes[s->expiring[past]].expires_ms - now_ms) /
-					       1000.0);
+					   1000.0);
 		gauge_u(sb, "rtsnap_routes_past_deadline",
 			"Routes of the snapshot whose expiry deadline has passed but that the "
 			"kernel still listed (garbage collection lag).",
@@ -635,8 +638,8 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 	counter(sb, "rtsnap_malformed_messages_total",
 		"Netlink messages skipped because they failed validation.",
 		stats_get(g_stats.malformed));
-	counter(sb, "rtsnap_notifications_total",
-		"Route and link change notifications received.", stats_get(g_stats.notifications));
+	counter(sb, "rtsnap_notifications_total", "Route and link change notifications received.",
+		stats_get(g_stats.notifications));
 	counter(sb, "rtsnap_notification_overruns_total",
 		"Times the notification socket overflowed (ENOBUFS), each followed by a resync.",
 		stats_get(g_stats.enobufs));
@@ -685,7 +688,7 @@ static int read_stat(unsigned long long f[64], int *nf)
 }
 
 /* Field k (1-based, as in proc(5)) from the array read_stat() filled. */
-#define STAT(f, k) ((f)[(k) - 3])
+#define STAT(f, k) ((f)[(k)-3])
 
 static void proc_init(void)
 {
@@ -742,8 +745,7 @@ void render_metrics_process(struct strbuf *sb)
 	}
 	fds = count_fds();
 	if (fds >= 0)
-		gauge_u(sb, "process_open_fds", "Number of open file descriptors.",
-			(uint64_t)fds);
+		gauge_u(sb, "process_open_fds", "Number of open file descriptors.", (uint64_t)fds);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		gauge_u(sb, "process_max_fds", "Maximum number of open file descriptors.",
 			rl.rlim_cur);
@@ -777,8 +779,7 @@ static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 	if (dyn->len > (1u << 30))
 		return -E2BIG;
 	/* the per-scrape text is a few kilobytes: a small window is enough and cheap */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -12, 6, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -12, 6, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	if (!strbuf_reserve(&out, head + deflateBound(&z, dyn->len) + 16)) {
 		deflateEnd(&z);

@@ -105,10 +105,12 @@ static struct snapshot *make(void)
 		    1024);
 	r.expires_ms = NOW_MS - 5000; /* the kernel has not collected it yet */
 	add(s, r);
-	add(s, mkroute(RT_TABLE_MAIN, "2001:db8:3::", 64, RTPROT_KERNEL, RTN_UNICAST, 3, NULL, 256));
+	add(s,
+	    mkroute(RT_TABLE_MAIN, "2001:db8:3::", 64, RTPROT_KERNEL, RTN_UNICAST, 3, NULL, 256));
 	add(s, mkroute(RT_TABLE_MAIN, "2001:db8:4::", 64, RTPROT_STATIC, RTN_BLACKHOLE, 1, NULL,
 		       1024));
-	add(s, mkroute(RT_TABLE_MAIN, "2001:db8:5::7", 128, RTPROT_BOOT, RTN_UNICAST, 2, NULL, 1024));
+	add(s,
+	    mkroute(RT_TABLE_MAIN, "2001:db8:5::7", 128, RTPROT_BOOT, RTN_UNICAST, 2, NULL, 1024));
 	r = mkroute(RT_TABLE_MAIN, "2001:db8:6::", 64, RTPROT_BOOT, RTN_UNICAST, 2, NULL, 1024);
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8:77::", r.src), 1);
 	r.src_len = 48;
@@ -210,8 +212,8 @@ static void check_structure(const char *text)
 				const char *suf = line + strlen(fam);
 
 				assert_string_equal(type, "histogram");
-				assert_true(!strncmp(suf, "_bucket", 7) || !strncmp(suf, "_sum", 4) ||
-					    !strncmp(suf, "_count", 6));
+				assert_true(!strncmp(suf, "_bucket", 7) ||
+					    !strncmp(suf, "_sum", 4) || !strncmp(suf, "_count", 6));
 			}
 			assert_non_null(sp);
 			strtod(sp + 1, &end);
@@ -240,13 +242,22 @@ static void test_route_counts(void **state)
 	assert_true(value_of(t, "rtsnap_build_info{version=\"" RTSNAP_VERSION "\"}") == 1);
 	assert_true(value_of(t, "rtsnap_snapshot_timestamp_seconds") == 1700000000.25);
 	/* counts by table, protocol and type; a multipath route once */
-	assert_true(value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"bgp\",type=\"unicast\"}") == 1);
-	assert_true(value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"static\",type=\"unicast\"}") == 1);
-	assert_true(value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"unicast\"}") == 2);
-	assert_true(value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"blackhole\"}") == 1);
-	assert_true(value_of(t, "rtsnap_routes{table=\"main\",protocol=\"kernel\",type=\"unicast\"}") == 1);
-	assert_true(value_of(t, "rtsnap_routes{table=\"main\",protocol=\"boot\",type=\"unicast\"}") == 3);
-	assert_true(value_of(t, "rtsnap_routes{table=\"local\",protocol=\"kernel\",type=\"local\"}") == 1);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"bgp\",type=\"unicast\"}") == 1);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"static\",type=\"unicast\"}") ==
+	    1);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"unicast\"}") == 2);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"blackhole\"}") ==
+	    1);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"kernel\",type=\"unicast\"}") == 1);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"boot\",type=\"unicast\"}") == 3);
+	assert_true(
+	    value_of(t, "rtsnap_routes{table=\"local\",protocol=\"kernel\",type=\"local\"}") == 1);
 	/* the placeholder rows (main and custom have no ::/0) are not routes */
 	assert_int_equal(count_prefix(t, "rtsnap_routes{"), 7);
 	assert_int_equal(count_prefix(t, "rtsnap_routes{table=\"main\""), 4);
@@ -415,7 +426,7 @@ static void test_label_escape(void **state)
 	(void)state;
 	render_metrics_label(&sb, "a\"b\\c\nd");
 	render_metrics_label(&sb, "|\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x98\x80|"); /* é € 😀 */
-	render_metrics_label(&sb, "|\xff|\xc3|\xc0\xaf|\xed\xa0\x80|"); /* invalid */
+	render_metrics_label(&sb, "|\xff|\xc3|\xc0\xaf|\xed\xa0\x80|");	       /* invalid */
 	strbuf_putc(&sb, 0);
 	assert_false(sb.failed);
 	assert_string_equal(sb.buf, "a\\\"b\\\\c\\nd"
@@ -518,7 +529,7 @@ static void test_gzip_body(void **state)
 
 	(void)state;
 	check_bodies(s);
-	check_bodies(s); /* the pre-compressed part is reused, unchanged */
+	check_bodies(s);     /* the pre-compressed part is reused, unchanged */
 	v = s->metrics_view; /* a snapshot without the part: a complete member per scrape */
 	s->metrics_view = NULL;
 	check_bodies(s);
@@ -583,12 +594,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_route_counts),
-		cmocka_unit_test(test_route_info),
-		cmocka_unit_test(test_scrape_expiry),
-		cmocka_unit_test(test_histogram_and_counters),
-		cmocka_unit_test(test_label_escape),
-		cmocka_unit_test(test_process),
+		cmocka_unit_test(test_route_counts),  cmocka_unit_test(test_route_info),
+		cmocka_unit_test(test_scrape_expiry), cmocka_unit_test(test_histogram_and_counters),
+		cmocka_unit_test(test_label_escape),  cmocka_unit_test(test_process),
 		cmocka_unit_test(test_gzip_body),
 	};
 
