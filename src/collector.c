@@ -40,10 +40,12 @@
 #include "rtsnap/log.h"
 #include "rtsnap/names.h"
 #include "rtsnap/nlparse.h"
+#include "rtsnap/procfile.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
 #define DUMP_RETRIES 8
+#define STARTUP_ROUNDS 20 /* rounds of DUMP_RETRIES before the first snapshot gives up */
 #define RECV_TIMEOUT_S 10
 #define NOTIFY_RCVBUF (64 << 20)
 #define RECV_BUF_MIN (64 << 10)
@@ -310,8 +312,51 @@ static double ts_diff(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* One complete collection on c: links, routes, prefix routes; sealed. */
-static int collect(struct nlconn *c, struct snapshot **out)
+/* Drain the notification socket. Returns 1 if anything relevant arrived, or -ENOBUFS. */
+static int drain_notifications(struct nlconn *n)
+{
+	int got = 0;
+
+	for (;;) {
+		ssize_t len = nlconn_recv(n, MSG_DONTWAIT);
+		const struct nlmsghdr *nlh;
+		size_t left;
+
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			return got;
+		if (len == -ENOBUFS) {
+			stats_inc(g_stats.enobufs);
+			return -ENOBUFS;
+		}
+		if (len < 0) {
+			stats_inc(g_stats.errors[CERR_RECV]);
+			return got;
+		}
+		left = (size_t)len;
+		for (nlh = (const struct nlmsghdr *)n->buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left)) {
+			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
+			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK ||
+			    nlh->nlmsg_type == RTM_NEWNEXTHOP || nlh->nlmsg_type == RTM_DELNEXTHOP) {
+				stats_inc(g_stats.notifications);
+				got = 1;
+			}
+		}
+	}
+}
+
+/*
+ * One complete collection on c: links, nexthop objects, routes, prefix routes; sealed.
+ *
+ * The kernel does not flag an IPv6 route dump that a change interrupted (no
+ * NLM_F_DUMP_INTR): when a table changes between two batches of the dump, the walk restarts
+ * and skips as many routes as it already sent, so a route can come twice or not at all. So a
+ * dump is only trusted if the notification socket watch (drained just before) received no
+ * route, link or nexthop event by the time the dump ended: then the kernel did not change
+ * while we read it. Otherwise it is redone, a few times, and if the kernel never holds still
+ * long enough the collection fails with -EAGAIN and the previous snapshot stays.
+ */
+static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out)
 {
 	static struct nlparse_route *pr; /* large; one per process is enough (one collector) */
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
@@ -329,8 +374,14 @@ static int collect(struct nlconn *c, struct snapshot **out)
 	for (int attempt = 0; attempt < DUMP_RETRIES; attempt++) {
 		struct collect_ctx ctx = { .pr = pr };
 
-		if (attempt)
+		if (attempt) {
+			struct timespec pause = { 0, 5000000L * attempt }; /* let a burst pass */
+
 			stats_inc(g_stats.dump_intr_redone);
+			nanosleep(&pause, NULL);
+		}
+		if (watch)
+			drain_notifications(watch); /* what happened before is in the dump */
 		ret = snapshot_new(&ctx.s);
 		if (ret)
 			return ret;
@@ -351,8 +402,10 @@ static int collect(struct nlconn *c, struct snapshot **out)
 		if (!ret)
 			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix), on_prefix,
 					  &ctx);
+		if (!ret && watch && drain_notifications(watch) != 0)
+			ret = -EINTR; /* the kernel changed while we read it */
 		if (ret == -EINTR) {
-			log_debug("dump interrupted by a change; redoing it");
+			log_debug("the tables changed during the dump; redoing it");
 			snapshot_free(ctx.s);
 			continue;
 		}
@@ -377,53 +430,29 @@ static int collect(struct nlconn *c, struct snapshot **out)
 
 int collector_collect_once(struct snapshot **out)
 {
-	struct nlconn c;
+	struct nlconn c, w;
 	int ret = nlconn_open(&c, 0);
 
 	if (ret)
 		return ret;
-	ret = collect(&c, out);
+	ret = nlconn_open(&w, 1);
+	if (ret) {
+		nlconn_close(&c);
+		return ret;
+	}
+	/* a busy kernel: keep trying for a while rather than fail */
+	for (int round = 0; round < STARTUP_ROUNDS; round++) {
+		ret = collect(&c, &w, out);
+		if (ret != -EAGAIN)
+			break;
+	}
 	nlconn_close(&c);
+	nlconn_close(&w);
 	return ret;
 }
 
-/* Write the proc view to s_opts.proc_file atomically: temporary file, then rename. */
-static void write_proc_file(const struct snapshot *s)
-{
-	char tmp[4096];
-	size_t off = 0;
-	int fd;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s_opts.proc_file, (int)getpid()) >=
-	    (int)sizeof(tmp))
-		goto fail;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	while (off < s->proc_len) {
-		ssize_t n = write(fd, s->proc_text + off, s->proc_len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			unlink(tmp);
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) < 0 || rename(tmp, s_opts.proc_file) < 0) {
-		unlink(tmp);
-		goto fail;
-	}
-	return;
-fail:
-	stats_inc(g_stats.proc_file_errors);
-	log_warn("cannot write %s: %s", s_opts.proc_file, strerror(errno));
-}
-
 /* Run one collection and publish it. Returns 0 or the error (previous snapshot stays). */
-static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
+static int collect_and_publish(struct nlconn *c, struct nlconn *watch, enum collector_trigger why)
 {
 	struct snapshot *s = NULL, *old;
 	int ret;
@@ -432,7 +461,14 @@ static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
 	if (s_fail_after >= 0 && s_ok_count >= s_fail_after)
 		ret = -EIO; /* injected by RTSNAP_TEST_FAIL_AFTER */
 	else
-		ret = collect(c, &s);
+		ret = collect(c, watch, &s);
+	if (ret == -EAGAIN) {
+		/* the tables never held still during a dump: not a failure of ours; the
+		 * snapshot ages and turns stale by age if this goes on */
+		log_debug("collection (%s) postponed: the tables kept changing during the dump",
+			  stats_trigger_name(why));
+		return ret;
+	}
 	if (ret) {
 		stats_set(g_stats.last_error, ret);
 		log_warn("collection (%s) failed: %s; keeping the previous snapshot",
@@ -467,42 +503,8 @@ static int collect_and_publish(struct nlconn *c, enum collector_trigger why)
 	log_debug("published generation %llu: %zu records in %zu tables, %.3f s (%s)",
 		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
 		  stats_trigger_name(why));
-	if (s_opts.proc_file)
-		write_proc_file(s);
+	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
 	return 0;
-}
-
-/* Drain the notification socket. Returns 1 if anything relevant arrived, or -ENOBUFS. */
-static int drain_notifications(struct nlconn *n)
-{
-	int got = 0;
-
-	for (;;) {
-		ssize_t len = nlconn_recv(n, MSG_DONTWAIT);
-		const struct nlmsghdr *nlh;
-		size_t left;
-
-		if (len == -EAGAIN || len == -EWOULDBLOCK)
-			return got;
-		if (len == -ENOBUFS) {
-			stats_inc(g_stats.enobufs);
-			return -ENOBUFS;
-		}
-		if (len < 0) {
-			stats_inc(g_stats.errors[CERR_RECV]);
-			return got;
-		}
-		left = (size_t)len;
-		for (nlh = (const struct nlmsghdr *)n->buf; NLMSG_OK(nlh, left);
-		     nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
-			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK ||
-			    nlh->nlmsg_type == RTM_NEWNEXTHOP || nlh->nlmsg_type == RTM_DELNEXTHOP) {
-				stats_inc(g_stats.notifications);
-				got = 1;
-			}
-		}
-	}
 }
 
 /* The next expiry deadline after the snapshot was taken, or 0. O(log expiring). */
@@ -542,7 +544,7 @@ static void *collector_main(void *arg)
 		int64_t now = snapshot_now_ms(), wake = INT64_MAX, expiry = 0;
 		enum collector_trigger why = TRIGGER__COUNT;
 		struct snapshot *cur;
-		int timeout;
+		int timeout, r;
 
 		cur = snapshot_acquire();
 		if (cur) {
@@ -567,11 +569,11 @@ static void *collector_main(void *arg)
 		if (__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE))
 			break;
 		if (pfd[1].revents & (POLLIN | POLLERR)) {
-			int r = drain_notifications(&notify);
+			int got = drain_notifications(&notify);
 
-			if (r == -ENOBUFS) {
+			if (got == -ENOBUFS) {
 				why = TRIGGER_RESYNC;
-			} else if (r > 0 && !change_at) {
+			} else if (got > 0 && !change_at) {
 				/* debounce; and never spend more than half the time dumping */
 				int64_t gap = (int64_t)(last_dur * 1000);
 
@@ -591,13 +593,15 @@ static void *collector_main(void *arg)
 			why = TRIGGER_INTERVAL;
 		if (why == TRIGGER__COUNT)
 			continue;
-		if (collect_and_publish(&dump, why) == -EIO) {
+		r = collect_and_publish(&dump, &notify, why);
+		if (r == -EIO) {
 			nlconn_close(&dump);
 			if (nlconn_open(&dump, 0))
 				stats_inc(g_stats.errors[CERR_SOCKET]);
 		}
-		change_at = 0;
 		last_end = snapshot_now_ms();
+		/* postponed by churn: try again soon (what we drained is still unapplied) */
+		change_at = r == -EAGAIN ? last_end + 50 + s_opts.debounce_ms : 0;
 		last_dur = (double)(last_end - now) / 1000.0;
 		if (s_opts.interval_s)
 			next_interval = last_end + (int64_t)s_opts.interval_s * 1000;
@@ -609,7 +613,7 @@ static void *collector_main(void *arg)
 
 int collector_start(const struct collector_opts *o)
 {
-	struct nlconn c;
+	struct nlconn c, w;
 	int ret;
 
 	s_opts = *o;
@@ -621,8 +625,18 @@ int collector_start(const struct collector_opts *o)
 	ret = nlconn_open(&c, 0);
 	if (ret)
 		return ret;
-	ret = collect_and_publish(&c, TRIGGER_STARTUP);
+	ret = nlconn_open(&w, 1);
+	if (ret) {
+		nlconn_close(&c);
+		return ret;
+	}
+	for (int round = 0; round < STARTUP_ROUNDS; round++) {
+		ret = collect_and_publish(&c, &w, TRIGGER_STARTUP);
+		if (ret != -EAGAIN)
+			break;
+	}
 	nlconn_close(&c);
+	nlconn_close(&w);
 	if (ret)
 		return ret;
 	ret = pthread_create(&s_thread, NULL, collector_main, NULL);

@@ -15,6 +15,7 @@
 #include "rtsnap/collector.h"
 #include "rtsnap/http.h"
 #include "rtsnap/log.h"
+#include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
 	const char *listen[MAX_LISTEN];
 	unsigned int nlisten = 0, threads = 0;
 	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
-	const char *format = NULL;
+	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
 
@@ -162,7 +163,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_PROC_FILE:
-			copts.proc_file = optarg;
+			proc_file = optarg;
 			break;
 		case OPT_ONCE:
 			once = 1;
@@ -217,8 +218,14 @@ int main(int argc, char **argv)
 	sigaction(SIGPIPE, &sa, NULL);
 
 	ret = collector_start(&copts);
-	if (ret) {
+	if (ret)
 		log_err("cannot take the first snapshot: %s", strerror(-ret));
+	if (!ret && proc_file) {
+		ret = procfile_start(proc_file);
+		if (ret)
+			log_err("cannot start the --proc-file writer: %s", strerror(-ret));
+	}
+	if (ret) {
 		collector_stop();
 		snapshot_shutdown();
 		return 1;
@@ -230,6 +237,7 @@ int main(int argc, char **argv)
 	}
 	if (ret) {
 		collector_stop();
+		procfile_stop();
 		snapshot_shutdown();
 		return 1;
 	}
@@ -239,6 +247,7 @@ int main(int argc, char **argv)
 	log_info("stopping");
 	http_stop();
 	collector_stop();
+	procfile_stop();
 	snapshot_shutdown();
 	return 0;
 }

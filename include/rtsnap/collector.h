@@ -10,7 +10,6 @@
 struct collector_opts {
 	unsigned int interval_s; /* full resync period; 0 = only on start, signal and changes */
 	unsigned int debounce_ms; /* delay after a change notification before re-dumping */
-	const char *proc_file; /* write the proc view here after each publish, or NULL */
 };
 
 /*
