@@ -34,5 +34,10 @@ void stats_observe_duration(double seconds)
 	/* bucket i counts observations <= bound i (non-cumulative); i == N is +Inf */
 	stats_inc(g_stats.duration_bucket[i]);
 	stats_inc(g_stats.duration_count);
-	g_stats.duration_sum += seconds; /* one writer (collector); readers tolerate a torn read */
+	{
+		/* one writer (the collector); the store is atomic for readers (/metrics) */
+		double sum = g_stats.duration_sum + seconds;
+
+		__atomic_store(&g_stats.duration_sum, &sum, __ATOMIC_RELAXED);
+	}
 }
