@@ -117,10 +117,14 @@ if "$RTSNAPD" --help 2>&1 | grep -q -- '--metrics-route-limit'; then
 	get "$NSR" "$RTSNAP_TMP/ri2"
 	tap_is "$(grep -c '^rtsnap_route_info{' "$RTSNAP_TMP/ri2")" "$nser" \
 		"rtsnap_route_info: one series per route, per nexthop of a multipath route (kernel: $nser)"
-	kernel_json "$NSR" | jq -r '.[] | select(.nexthops == null) | "\(.table // "main") \(.dst) \(.gateway // "") \(.dev // "") \(.protocol // "boot") \(.metric)"' | sort >"$RTSNAP_TMP/ri.k"
-	sed -n 's/^rtsnap_route_info{table="\([^"]*\)",dst="\([^"]*\)",gateway="\([^"]*\)",dev="\([^"]*\)",protocol="\([^"]*\)",type="[^"]*",metric="\([^"]*\)"} 1$/\1 \2 \3 \4 \5 \6/p' "$RTSNAP_TMP/ri2" | sort >"$RTSNAP_TMP/ri.m"
-	grep -vf <(kernel_json "$NSR" | jq -r '.[] | select(.nexthops != null) | "^\(.table // "main") \(.dst) "') "$RTSNAP_TMP/ri.m" >"$RTSNAP_TMP/ri.m1"
-	tap_diff "$RTSNAP_TMP/ri.k" "$RTSNAP_TMP/ri.m1" "rtsnap_route_info labels of single-path routes equal the kernel's fields"
+	# one line per series: a multipath route's nexthops each with their gateway and device
+	kernel_json "$NSR" | jq -r '.[] | . as $r
+		| (if .nexthops then .nexthops[] else $r end)
+		| "\($r.table // "main") \($r.dst) \(.gateway // "") \(.dev // "") \($r.protocol // "boot") \($r.type // "unicast") \($r.metric)"' |
+		sort >"$RTSNAP_TMP/ri.k"
+	sed -n 's/^rtsnap_route_info{table="\([^"]*\)",dst="\([^"]*\)",gateway="\([^"]*\)",dev="\([^"]*\)",protocol="\([^"]*\)",type="\([^"]*\)",metric="\([^"]*\)"} 1$/\1 \2 \3 \4 \5 \6 \7/p' "$RTSNAP_TMP/ri2" |
+		sort >"$RTSNAP_TMP/ri.m"
+	tap_diff "$RTSNAP_TMP/ri.k" "$RTSNAP_TMP/ri.m" "rtsnap_route_info labels equal the kernel's fields, nexthop by nexthop"
 else
 	m_off=$(grep -c '^rtsnap_route_info' "$RTSNAP_TMP/multipath.txt")
 	tap_is "$m_off" 0 "no rtsnap_route_info without --metrics-routes"
