@@ -98,6 +98,7 @@ check: deps
 
 bench: all
 	bash bench/bench_core.sh
+	bash bench/bench_metrics.sh
 
 format:
 	clang-format -i src/*.c include/rtsnap/*.h tests/unit/*.c

@@ -17,6 +17,7 @@
 #include "rtsnap/log.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
+#include "rtsnap/render_metrics.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"      --once              print one snapshot to stdout and exit\n"
 		"      --format proc|json  format for --once (default proc)\n"
 		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
+		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
 		"      --log-level LEVEL   err, warn, info (default) or debug\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n");
@@ -114,7 +117,8 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_FORMAT, OPT_PROC_FILE, OPT_LOG_LEVEL, OPT_DEBOUNCE, OPT_THREADS };
+	enum { OPT_ONCE = 256, OPT_FORMAT, OPT_PROC_FILE, OPT_LOG_LEVEL, OPT_DEBOUNCE, OPT_THREADS,
+	       OPT_METRICS_ROUTES, OPT_METRICS_ROUTE_LIMIT };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -124,6 +128,8 @@ int main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
+		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -162,6 +168,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_METRICS_ROUTES:
+			render_metrics_set_routes(1);
+			break;
+		case OPT_METRICS_ROUTE_LIMIT: {
+			unsigned int lim;
+
+			if (parse_uint(optarg, 100000000, &lim)) {
+				fprintf(stderr, "rtsnapd: bad --metrics-route-limit '%s'\n", optarg);
+				return 2;
+			}
+			render_metrics_set_route_limit(lim);
+			break;
+		}
 		case OPT_PROC_FILE:
 			proc_file = optarg;
 			break;

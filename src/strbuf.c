@@ -37,6 +37,8 @@ fail:
 
 void strbuf_append(struct strbuf *sb, const void *data, size_t n)
 {
+	if (!n)
+		return;
 	if (!strbuf_reserve(sb, n))
 		return;
 	memcpy(sb->buf + sb->len, data, n);
