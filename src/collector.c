@@ -63,8 +63,8 @@ static struct collector_opts s_opts;
 static pthread_t s_thread;
 static int s_running;
 static int s_evfd = -1; /* wakes the collector: resync request or stop */
-static int s_stop; /* set by collector_stop() */
-static int s_resync; /* set by collector_request_resync() (signal handler) */
+static int s_stop;	/* set by collector_stop() */
+static int s_resync;	/* set by collector_request_resync() (signal handler) */
 /* Test hook: with RTSNAP_TEST_FAIL_AFTER=N in the environment, every collection after the
  * N-th successful one fails with -EIO, so tests can watch the stale path on a real daemon. */
 static long s_fail_after = -1;
@@ -135,8 +135,9 @@ static ssize_t nlconn_recv(struct nlconn *c, int flags)
 {
 	struct sockaddr_nl sa;
 	struct iovec iov;
-	struct msghdr msg = { .msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov,
-			      .msg_iovlen = 1 };
+	struct msghdr msg = {
+		.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1
+	};
 	ssize_t n;
 
 	for (;;) {
@@ -337,7 +338,8 @@ static int drain_notifications(struct nlconn *n)
 		     nlh = NLMSG_NEXT(nlh, left)) {
 			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
 			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK ||
-			    nlh->nlmsg_type == RTM_NEWNEXTHOP || nlh->nlmsg_type == RTM_DELNEXTHOP) {
+			    nlh->nlmsg_type == RTM_NEWNEXTHOP ||
+			    nlh->nlmsg_type == RTM_DELNEXTHOP) {
 				stats_inc(g_stats.notifications);
 				got = 1;
 			}
@@ -387,7 +389,8 @@ static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out
 			return ret;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		clock_gettime(CLOCK_REALTIME, &ctx.s->taken_at);
-		ctx.now_ms = ctx.s->taken_mono_ms = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
+		ctx.now_ms = ctx.s->taken_mono_ms =
+		    (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
 		ret = nlconn_dump(c, RTM_GETLINK, &ifi, sizeof(ifi), on_link, &ctx);
 		if (!ret) {
 			/* nexthop objects: /proc shows a route's object's first nexthop, which
@@ -400,8 +403,8 @@ static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out
 		if (!ret)
 			ret = nlconn_dump(c, RTM_GETROUTE, &rtm, sizeof(rtm), on_route, &ctx);
 		if (!ret)
-			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix), on_prefix,
-					  &ctx);
+			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix),
+					  on_prefix, &ctx);
 		if (!ret && watch && drain_notifications(watch) != 0)
 			ret = -EINTR; /* the kernel changed while we read it */
 		if (ret == -EINTR) {
@@ -684,8 +687,7 @@ int collector_is_fresh(void)
 
 	if (!ok || stats_get(g_stats.last_error))
 		return 0;
-	if (s_opts.interval_s &&
-	    snapshot_now_ms() - ok > (int64_t)s_opts.interval_s * 2000 + 10000)
+	if (s_opts.interval_s && snapshot_now_ms() - ok > (int64_t)s_opts.interval_s * 2000 + 10000)
 		return 0;
 	return 1;
 }

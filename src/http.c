@@ -52,8 +52,7 @@ static void count_request(int ep, unsigned int status)
 
 /* ---- responses ---- */
 
-static void add_common_headers(struct MHD_Response *r, const struct http_req *rq,
-			       const char *ctype)
+static void add_common_headers(struct MHD_Response *r, const struct http_req *rq, const char *ctype)
 {
 	char etag[32];
 
@@ -135,7 +134,7 @@ struct seg_ctx {
 	struct strbuf dyn;
 	struct render_seg *segs; /* reader path only */
 	unsigned int nseg, cur;
-	size_t off; /* into segs[cur] */
+	size_t off;   /* into segs[cur] */
 	uint64_t pos; /* body bytes handed out so far */
 };
 
@@ -180,11 +179,12 @@ static ssize_t seg_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
-enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status,
-					const char *ctype, struct render_seg *segs,
-					unsigned int nseg, struct strbuf *dyn)
+enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status, const char *ctype,
+					struct render_seg *segs, unsigned int nseg,
+					struct strbuf *dyn)
 {
-	struct MHD_IoVec *iov = nseg > HTTP_IOV_MAX ? NULL : malloc((nseg ? nseg : 1) * sizeof(*iov));
+	struct MHD_IoVec *iov =
+	    nseg > HTTP_IOV_MAX ? NULL : malloc((nseg ? nseg : 1) * sizeof(*iov));
 	struct seg_ctx *c = calloc(1, sizeof(*c));
 	struct MHD_Response *r = NULL;
 	size_t total = 0;
@@ -275,7 +275,8 @@ int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Re
 		}
 		for (unsigned int j = 0; j < i; j++) {
 			if (strcmp(rq->args[j].key, k) == 0) {
-				*res = http_send_error(rq, 400, "query parameter '%.64s' repeated", k);
+				*res =
+				    http_send_error(rq, 400, "query parameter '%.64s' repeated", k);
 				return 1;
 			}
 		}
@@ -315,8 +316,8 @@ static void iso8601(const struct timespec *ts, char *buf, size_t len)
 	int ms = (int)(ts->tv_nsec / 1000000);
 
 	gmtime_r(&ts->tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 static enum MHD_Result ep_status(struct http_req *rq)
@@ -339,11 +340,10 @@ static enum MHD_Result ep_status(struct http_req *rq)
 		const struct snapshot_table *t = &s->tables[i];
 
 		routes += t->routes;
-		json_array_append_new(tables,
-				      json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)t->id, "name",
-						names_table(s->names, t->id, b), "routes",
-						(json_int_t)t->routes, "proc_lines",
-						(json_int_t)t->lines));
+		json_array_append_new(
+		    tables, json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)t->id, "name",
+				      names_table(s->names, t->id, b), "routes",
+				      (json_int_t)t->routes, "proc_lines", (json_int_t)t->lines));
 	}
 	for (int e = 0; e < CERR__COUNT; e++)
 		json_object_set_new(errors, stats_error_name(e),
@@ -372,9 +372,9 @@ static enum MHD_Result ep_status(struct http_req *rq)
 	json_object_set_new(o, "dumps_redone",
 			    json_integer((json_int_t)stats_get(g_stats.dump_intr_redone)));
 	json_object_set_new(o, "last_error",
-			    stats_get(g_stats.last_error) ?
-				    json_string(strerror(-stats_get(g_stats.last_error))) :
-				    json_null());
+			    stats_get(g_stats.last_error)
+				? json_string(strerror(-stats_get(g_stats.last_error)))
+				: json_null());
 	body = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!body)
@@ -404,13 +404,10 @@ struct endpoint {
 };
 
 static const struct endpoint s_endpoints[] = {
-	{ "/ipv6_route", ep_proc, 1 },
-	{ "/proc/net/ipv6_route", ep_proc, 1 },
+	{ "/ipv6_route", ep_proc, 1 },		 { "/proc/net/ipv6_route", ep_proc, 1 },
 	{ "/routes", http_ep_routes, 0 }, /* expires changes with time: no 304 */
-	{ "/routes/lookup", http_ep_lookup, 0 },
-	{ "/expiring", http_ep_expiring, 0 },
-	{ "/metrics", http_ep_metrics, 0 },
-	{ "/status", ep_status, 0 },
+	{ "/routes/lookup", http_ep_lookup, 0 }, { "/expiring", http_ep_expiring, 0 },
+	{ "/metrics", http_ep_metrics, 0 },	 { "/status", ep_status, 0 },
 	{ "/healthz", ep_healthz, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
@@ -505,10 +502,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	rq.snap = snapshot_acquire();
 	rq.now_ms = snapshot_now_ms();
 	if (e->etag && rq.snap &&
-	    etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_IF_NONE_MATCH),
-			 rq.snap->generation)) {
-		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	    etag_matches(
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
+		rq.snap->generation)) {
+		struct MHD_Response *r =
+		    MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 
 		if (r)
 			add_common_headers(r, &rq, NULL);
@@ -644,15 +642,13 @@ int http_start(const struct http_opts *o)
 			http_stop();
 			return fd;
 		}
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-					     MHD_USE_TURBO,
-				     0, NULL, NULL, on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_THREAD_POOL_SIZE, threads,
-				     MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
-				     MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
-				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-				     MHD_OPTION_END);
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL,
+		    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+		    threads, MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
+		    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
+		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (size_t)64 * 1024, MHD_OPTION_END);
 		if (!d) {
 			close(fd);
 			log_err("cannot start the HTTP server on %s", o->listen[i]);

@@ -36,8 +36,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ rtsnapd %s: ",
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	n = snprintf(line, sizeof(line),
+		     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ rtsnapd %s: ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		     ts.tv_nsec / 1000000, s_names[lvl]);
 	va_start(ap, fmt);
 	if (n > 0 && (size_t)n < sizeof(line))

@@ -39,21 +39,20 @@ static void on_hup(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: rtsnapd [options]\n"
-		"  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
-		"                          (repeatable; default [::1]:9816)\n"
-		"  -i, --interval SECONDS  full resync period (default 30; 0 = never)\n"
-		"      --debounce-ms MS    wait after a change notification (default 100)\n"
-		"      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
-		"      --once              print one snapshot to stdout and exit\n"
-		"      --format proc|json  format for --once (default proc)\n"
-		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
-		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
-		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
-		"      --log-level LEVEL   err, warn, info (default) or debug\n"
-		"  -h, --help              this text\n"
-		"  -V, --version           print the version\n");
+	fprintf(f, "usage: rtsnapd [options]\n"
+		   "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
+		   "                          (repeatable; default [::1]:9816)\n"
+		   "  -i, --interval SECONDS  full resync period (default 30; 0 = never)\n"
+		   "      --debounce-ms MS    wait after a change notification (default 100)\n"
+		   "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+		   "      --once              print one snapshot to stdout and exit\n"
+		   "      --format proc|json  format for --once (default proc)\n"
+		   "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		   "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
+		   "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
+		   "      --log-level LEVEL   err, warn, info (default) or debug\n"
+		   "  -h, --help              this text\n"
+		   "  -V, --version           print the version\n");
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -117,8 +116,16 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_FORMAT, OPT_PROC_FILE, OPT_LOG_LEVEL, OPT_DEBOUNCE, OPT_THREADS,
-	       OPT_METRICS_ROUTES, OPT_METRICS_ROUTE_LIMIT };
+	enum {
+		OPT_ONCE = 256,
+		OPT_FORMAT,
+		OPT_PROC_FILE,
+		OPT_LOG_LEVEL,
+		OPT_DEBOUNCE,
+		OPT_THREADS,
+		OPT_METRICS_ROUTES,
+		OPT_METRICS_ROUTE_LIMIT
+	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -175,7 +182,8 @@ int main(int argc, char **argv)
 			unsigned int lim;
 
 			if (parse_uint(optarg, 100000000, &lim)) {
-				fprintf(stderr, "rtsnapd: bad --metrics-route-limit '%s'\n", optarg);
+				fprintf(stderr, "rtsnapd: bad --metrics-route-limit '%s'\n",
+					optarg);
 				return 2;
 			}
 			render_metrics_set_route_limit(lim);
@@ -250,7 +258,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct http_opts hopts = { .listen = listen, .nlisten = nlisten, .threads = threads };
+		struct http_opts hopts = { .listen = listen,
+					   .nlisten = nlisten,
+					   .threads = threads };
 
 		ret = http_start(&hopts);
 	}

@@ -22,10 +22,18 @@ struct names {
 };
 
 static const char *const s_types[] = {
-	[RTN_UNSPEC] = "none",		[RTN_UNICAST] = "unicast",     [RTN_LOCAL] = "local",
-	[RTN_BROADCAST] = "broadcast",	[RTN_ANYCAST] = "anycast",     [RTN_MULTICAST] = "multicast",
-	[RTN_BLACKHOLE] = "blackhole",	[RTN_UNREACHABLE] = "unreachable", [RTN_PROHIBIT] = "prohibit",
-	[RTN_THROW] = "throw",		[RTN_NAT] = "nat",	       [RTN_XRESOLVE] = "xresolve",
+	[RTN_UNSPEC] = "none",
+	[RTN_UNICAST] = "unicast",
+	[RTN_LOCAL] = "local",
+	[RTN_BROADCAST] = "broadcast",
+	[RTN_ANYCAST] = "anycast",
+	[RTN_MULTICAST] = "multicast",
+	[RTN_BLACKHOLE] = "blackhole",
+	[RTN_UNREACHABLE] = "unreachable",
+	[RTN_PROHIBIT] = "prohibit",
+	[RTN_THROW] = "throw",
+	[RTN_NAT] = "nat",
+	[RTN_XRESOLVE] = "xresolve",
 };
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -132,13 +140,27 @@ static int load_dir(struct names *n, const char *dir, int kind)
 int names_load(const char *dir, struct names **out)
 {
 	static const char *const protos[] = {
-		[RTPROT_UNSPEC] = "unspec", [RTPROT_REDIRECT] = "redirect", [RTPROT_KERNEL] = "kernel",
-		[RTPROT_BOOT] = "boot",	    [RTPROT_STATIC] = "static",	    [RTPROT_GATED] = "gated",
-		[RTPROT_RA] = "ra",	    [RTPROT_MRT] = "mrt",	    [RTPROT_ZEBRA] = "zebra",
-		[RTPROT_BIRD] = "bird",	    [RTPROT_DNROUTED] = "dnrouted", [RTPROT_XORP] = "xorp",
-		[RTPROT_NTK] = "ntk",	    [RTPROT_DHCP] = "dhcp",	    [RTPROT_KEEPALIVED] = "keepalived",
-		[RTPROT_BABEL] = "babel",   [RTPROT_OPENR] = "openr",	    [RTPROT_BGP] = "bgp",
-		[RTPROT_ISIS] = "isis",	    [RTPROT_OSPF] = "ospf",	    [RTPROT_RIP] = "rip",
+		[RTPROT_UNSPEC] = "unspec",
+		[RTPROT_REDIRECT] = "redirect",
+		[RTPROT_KERNEL] = "kernel",
+		[RTPROT_BOOT] = "boot",
+		[RTPROT_STATIC] = "static",
+		[RTPROT_GATED] = "gated",
+		[RTPROT_RA] = "ra",
+		[RTPROT_MRT] = "mrt",
+		[RTPROT_ZEBRA] = "zebra",
+		[RTPROT_BIRD] = "bird",
+		[RTPROT_DNROUTED] = "dnrouted",
+		[RTPROT_XORP] = "xorp",
+		[RTPROT_NTK] = "ntk",
+		[RTPROT_DHCP] = "dhcp",
+		[RTPROT_KEEPALIVED] = "keepalived",
+		[RTPROT_BABEL] = "babel",
+		[RTPROT_OPENR] = "openr",
+		[RTPROT_BGP] = "bgp",
+		[RTPROT_ISIS] = "isis",
+		[RTPROT_OSPF] = "ospf",
+		[RTPROT_RIP] = "rip",
 		[RTPROT_EIGRP] = "eigrp",
 	};
 	char path[4096];

@@ -31,10 +31,18 @@ struct attr_rule {
 
 #define RTA_TBL_MAX 31
 static const struct attr_rule s_route_rules[RTA_TBL_MAX + 1] = {
-	[RTA_DST] = { 16, 1 },	   [RTA_SRC] = { 16, 1 },      [RTA_OIF] = { 4, 1 },
-	[RTA_GATEWAY] = { 16, 1 }, [RTA_PRIORITY] = { 4, 1 },  [RTA_PREFSRC] = { 16, 1 },
-	[RTA_METRICS] = { 0, 0 },  [RTA_MULTIPATH] = { 0, 0 }, [RTA_CACHEINFO] = { sizeof(struct rta_cacheinfo), 0 },
-	[RTA_TABLE] = { 4, 1 },	   [RTA_PREF] = { 1, 1 },      [RTA_NH_ID] = { 4, 1 },
+	[RTA_DST] = { 16, 1 },
+	[RTA_SRC] = { 16, 1 },
+	[RTA_OIF] = { 4, 1 },
+	[RTA_GATEWAY] = { 16, 1 },
+	[RTA_PRIORITY] = { 4, 1 },
+	[RTA_PREFSRC] = { 16, 1 },
+	[RTA_METRICS] = { 0, 0 },
+	[RTA_MULTIPATH] = { 0, 0 },
+	[RTA_CACHEINFO] = { sizeof(struct rta_cacheinfo), 0 },
+	[RTA_TABLE] = { 4, 1 },
+	[RTA_PREF] = { 1, 1 },
+	[RTA_NH_ID] = { 4, 1 },
 };
 
 #define IFLA_TBL_MAX IFLA_IFNAME
@@ -138,7 +146,8 @@ static int parse_multipath(const struct rtattr *a, struct nlparse_route *out)
 			return -EBADMSG;
 		if (n >= NLPARSE_MAX_NH)
 			return -EBADMSG;
-		if (attr_parse(tb, RTA_TBL_MAX, s_route_rules, RTNH_DATA(nh), nlen - RTNH_LENGTH(0)))
+		if (attr_parse(tb, RTA_TBL_MAX, s_route_rules, RTNH_DATA(nh),
+			       nlen - RTNH_LENGTH(0)))
 			return -EBADMSG;
 		o = &out->nhs[n++];
 		memset(o, 0, sizeof(*o));
@@ -278,8 +287,7 @@ int nlparse_nexthop(const struct nlmsghdr *nlh, struct route_nhobj *out)
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*nhm)))
 		return -EBADMSG;
 	nhm = NLMSG_DATA(nlh);
-	if (attr_parse(tb, NHA_TBL_MAX, s_nh_rules,
-		       (const char *)nhm + NLMSG_ALIGN(sizeof(*nhm)),
+	if (attr_parse(tb, NHA_TBL_MAX, s_nh_rules, (const char *)nhm + NLMSG_ALIGN(sizeof(*nhm)),
 		       nlh->nlmsg_len - NLMSG_LENGTH(sizeof(*nhm))))
 		return -EBADMSG;
 	if (!tb[NHA_ID])

@@ -51,7 +51,7 @@ static struct snapshot *s_current; /* RCU-protected; written only by snapshot_pu
 #define current_load() rcu_dereference(s_current)
 #endif
 static uint64_t s_generation; /* collector thread only */
-static long s_live; /* snapshots allocated and not freed */
+static long s_live;	      /* snapshots allocated and not freed */
 
 long snapshot_live_count(void)
 {
@@ -200,8 +200,7 @@ const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct 
 	return &r->nh;
 }
 
-const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
-						   const struct route *r)
+const struct route_metrics *snapshot_route_metrics(const struct snapshot *s, const struct route *r)
 {
 	return r->metrics_idx == UINT32_MAX ? NULL : &s->metrics[r->metrics_idx];
 }
@@ -236,8 +235,10 @@ static void mark_prefix_routes(struct snapshot *s)
 	qsort(s->prefix_keys, s->nprefix_keys, sizeof(*s->prefix_keys), cmp_prefix_key);
 	for (size_t i = 0; i < s->nroutes; i++) {
 		struct route *r = &s->routes[i];
-		struct prefix_key k = { .table = r->table, .metric = r->metric,
-					.dst_len = r->dst_len, .src_len = r->src_len,
+		struct prefix_key k = { .table = r->table,
+					.metric = r->metric,
+					.dst_len = r->dst_len,
+					.src_len = r->src_len,
 					.ifindex = r->nh_count == 1 ? r->nh.ifindex : 0 };
 
 		memcpy(k.dst, r->dst, 16);

@@ -19,7 +19,8 @@ const char *stats_trigger_name(enum collector_trigger t)
 const char *stats_error_name(enum collector_error e)
 {
 	static const char *const names[CERR__COUNT] = {
-		"socket", "recv", "netlink_error", "truncated", "nomem", "dump_interrupted", "timeout",
+		"socket",	    "recv",    "netlink_error", "truncated", "nomem",
+		"dump_interrupted", "timeout",
 	};
 	return (unsigned int)e < CERR__COUNT ? names[e] : "unknown";
 }

@@ -8,7 +8,7 @@
 #include "rtsnap/snapshot.h"
 
 struct collector_opts {
-	unsigned int interval_s; /* full resync period; 0 = only on start, signal and changes */
+	unsigned int interval_s;  /* full resync period; 0 = only on start, signal and changes */
 	unsigned int debounce_ms; /* delay after a change notification before re-dumping */
 };
 

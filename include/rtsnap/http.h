@@ -9,9 +9,9 @@
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
 	unsigned int nlisten;
-	unsigned int threads; /* per listener; 0 = number of CPUs */
+	unsigned int threads;	 /* per listener; 0 = number of CPUs */
 	unsigned int conn_limit; /* per listener */
-	unsigned int timeout_s; /* idle connection timeout */
+	unsigned int timeout_s;	 /* idle connection timeout */
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left
@@ -23,6 +23,6 @@ void http_stop(void);
 /* Parse a --listen value; 0 or -EINVAL. Exposed for tests. Fills a sockaddr in *ss. */
 struct sockaddr_storage;
 int http_parse_listen(const char *spec, struct sockaddr_storage *ss, unsigned int *sslen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 #endif

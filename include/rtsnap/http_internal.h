@@ -23,12 +23,12 @@ struct http_arg {
 struct http_req {
 	struct MHD_Connection *conn;
 	const char *path;
-	int ep; /* endpoint index, for per-endpoint counters */
+	int ep;		       /* endpoint index, for per-endpoint counters */
 	struct snapshot *snap; /* acquired by http.c; NULL when none published yet */
 	int64_t now_ms;
 	struct http_arg args[HTTP_MAX_ARGS];
 	unsigned int nargs;
-	int args_overflow; /* more than HTTP_MAX_ARGS arguments */
+	int args_overflow;	    /* more than HTTP_MAX_ARGS arguments */
 	const char *const *headers; /* extra response headers from the handler: name, value, ...,
 				       NULL (e.g. Content-Encoding, Vary); static or request-lived */
 };
@@ -38,16 +38,16 @@ struct http_req {
  * Bodies built per request are malloc()ed and handed over (freed by the response).
  */
 enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const char *ctype,
 				 char *body, size_t len);
 /*
  * Send segments that point into rq->snap (and into *dyn, whose bytes are handed over with
  * it), holding a snapshot reference until the response is freed. segs is copied and freed.
  */
-enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status,
-					const char *ctype, struct render_seg *segs,
-					unsigned int nseg, struct strbuf *dyn);
+enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status, const char *ctype,
+					struct render_seg *segs, unsigned int nseg,
+					struct strbuf *dyn);
 
 /*
  * Reject arguments not in allowed (NULL-terminated) and repeated ones with a 400 naming the

@@ -30,18 +30,18 @@ struct nlparse_route {
  * malformed.
  */
 int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_route *out)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Parse an RTM_NEWLINK message into out. Returns 1, 0 (ignored) or -EBADMSG. */
 int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Parse an RTM_NEWNEXTHOP message into out. Returns 1, 0 (ignored) or -EBADMSG. */
 int nlparse_nexthop(const struct nlmsghdr *nlh, struct route_nhobj *out)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key. Returns 1, 0 or -EBADMSG. */
 int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 #endif

@@ -25,7 +25,8 @@ struct route_nh {
 };
 
 /* RTAX_* metrics present on a route; stored in snapshot->metrics, index in route.metrics_idx. */
-#define ROUTE_METRICS_MAX 18 /* > RTAX_MAX on current kernels; unknown ids are counted and dropped */
+#define ROUTE_METRICS_MAX \
+	18 /* > RTAX_MAX on current kernels; unknown ids are counted and dropped */
 struct route_metrics {
 	uint32_t mask; /* bit i set: val[i] holds RTAX i */
 	uint32_t val[ROUTE_METRICS_MAX];
@@ -36,32 +37,32 @@ struct route {
 	uint8_t dst[16];
 	uint8_t src[16];
 	uint8_t prefsrc[16];
-	uint32_t table; /* RTA_TABLE, else rtm_table */
-	uint32_t metric; /* RTA_PRIORITY */
-	uint32_t nhid; /* RTA_NH_ID, 0 = none */
-	uint32_t rtm_flags; /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
-	int64_t expires_ms; /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
-	uint32_t nh_idx; /* multipath: first nexthop in snapshot->nexthops; else unused */
+	uint32_t table;	      /* RTA_TABLE, else rtm_table */
+	uint32_t metric;      /* RTA_PRIORITY */
+	uint32_t nhid;	      /* RTA_NH_ID, 0 = none */
+	uint32_t rtm_flags;   /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
+	int64_t expires_ms;   /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
+	uint32_t nh_idx;      /* multipath: first nexthop in snapshot->nexthops; else unused */
 	uint32_t metrics_idx; /* index in snapshot->metrics, UINT32_MAX = none */
-	struct route_nh nh; /* single path (nh_count == 1) */
-	uint16_t nh_count; /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
+	struct route_nh nh;   /* single path (nh_count == 1) */
+	uint16_t nh_count;    /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
 	uint8_t dst_len;
 	uint8_t src_len;
 	uint8_t protocol; /* RTPROT_* */
-	uint8_t type; /* RTN_* */
-	uint8_t scope; /* RT_SCOPE_* */
-	uint8_t pref; /* ICMPV6_ROUTER_PREF_* or ROUTE_PREF_NONE */
+	uint8_t type;	  /* RTN_* */
+	uint8_t scope;	  /* RT_SCOPE_* */
+	uint8_t pref;	  /* ICMPV6_ROUTER_PREF_* or ROUTE_PREF_NONE */
 	uint8_t has_prefsrc;
-	uint8_t prefix_rt; /* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
+	uint8_t prefix_rt;   /* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
 	uint8_t placeholder; /* synthesized: the table's root null entry (no ::/0 route) */
-	uint8_t mpath_one; /* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
+	uint8_t mpath_one;   /* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
 };
 
 /* A nexthop object (RTM_NEWNEXTHOP), for routes that name one with RTA_NH_ID. */
 struct route_nhobj {
 	uint32_t id;
 	uint32_t ifindex; /* NHA_OIF */
-	uint32_t first; /* group: id of its first member (the one /proc shows); else 0 */
+	uint32_t first;	  /* group: id of its first member (the one /proc shows); else 0 */
 	uint8_t gw[16];
 	uint8_t has_gw;
 	uint8_t blackhole; /* NHA_BLACKHOLE: the kernel uses the loopback device */

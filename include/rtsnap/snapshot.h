@@ -17,27 +17,27 @@
 #include <time.h>
 #include "rtsnap/route.h"
 
-struct json_view; /* render_json.c */
+struct json_view;    /* render_json.c */
 struct metrics_view; /* render_metrics.c */
 struct lookup_index; /* index.c */
-struct names; /* names.c */
+struct names;	     /* names.c */
 
 /* One routing table: records [first, first + count) of snapshot.routes, in kernel order. */
 struct snapshot_table {
 	uint32_t id;
 	uint32_t first;
-	uint32_t count; /* records, including a placeholder row */
+	uint32_t count;	 /* records, including a placeholder row */
 	uint32_t routes; /* real routes (records minus placeholder) */
-	uint32_t lines; /* lines in the proc view (a multipath route is one line per nexthop) */
+	uint32_t lines;	 /* lines in the proc view (a multipath route is one line per nexthop) */
 };
 
 struct snapshot {
 	/* identity and timing */
-	uint64_t generation; /* 1, 2, ... in publication order */
+	uint64_t generation;	  /* 1, 2, ... in publication order */
 	struct timespec taken_at; /* CLOCK_REALTIME when the dump started */
-	int64_t taken_mono_ms; /* CLOCK_MONOTONIC, same instant */
-	double duration_s; /* dump + build, seconds */
-	uint32_t trigger; /* enum collector_trigger that caused it */
+	int64_t taken_mono_ms;	  /* CLOCK_MONOTONIC, same instant */
+	double duration_s;	  /* dump + build, seconds */
+	uint32_t trigger;	  /* enum collector_trigger that caused it */
 
 	/* records in kernel order; tables in kernel (fib_table_hash) order */
 	struct route *routes;
@@ -89,16 +89,17 @@ int snapshot_new(struct snapshot **out) __attribute__((warn_unused_result));
  * Returns 0 or -ENOMEM.
  */
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
-		       size_t nnh, const struct route_metrics *m) __attribute__((warn_unused_result));
+		       size_t nnh, const struct route_metrics *m)
+    __attribute__((warn_unused_result));
 /* Collector thread, before finish. Record an interface (name, flags). */
 int snapshot_add_link(struct snapshot *s, const struct route_link *l)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 /* Collector thread, before finish. Record a nexthop object. */
 int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 /* Collector thread, before finish. Record a route that carries RTF_PREFIX_RT. */
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /*
  * Collector thread. Seal: split into tables, add placeholder rows, build indexes and render
@@ -135,8 +136,7 @@ const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id);
 const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
 					 unsigned int i);
 /* The metrics of r, or NULL. */
-const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
-						   const struct route *r);
+const struct route_metrics *snapshot_route_metrics(const struct snapshot *s, const struct route *r);
 
 /*
  * Any thread. Count routes of b that are not in a (*added) and of a not in b (*removed);

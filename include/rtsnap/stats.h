@@ -21,9 +21,9 @@ enum collector_trigger {
 };
 
 enum collector_error {
-	CERR_SOCKET, /* socket, bind, send failed */
-	CERR_RECV, /* recvmsg failed */
-	CERR_NLMSGERR, /* kernel answered NLMSG_ERROR */
+	CERR_SOCKET,	/* socket, bind, send failed */
+	CERR_RECV,	/* recvmsg failed */
+	CERR_NLMSGERR,	/* kernel answered NLMSG_ERROR */
 	CERR_TRUNCATED, /* datagram or message cut short */
 	CERR_NOMEM,
 	CERR_DUMP_INTR_GAVE_UP, /* NLM_F_DUMP_INTR on every retry */
@@ -38,9 +38,9 @@ struct rtsnap_stats {
 	uint64_t collections[TRIGGER__COUNT]; /* successful publications by trigger */
 	uint64_t errors[CERR__COUNT];
 	uint64_t dump_intr_redone; /* dumps redone after NLM_F_DUMP_INTR */
-	uint64_t malformed; /* messages skipped by validation */
-	uint64_t notifications; /* change notifications received */
-	uint64_t enobufs; /* notification socket overruns */
+	uint64_t malformed;	   /* messages skipped by validation */
+	uint64_t notifications;	   /* change notifications received */
+	uint64_t enobufs;	   /* notification socket overruns */
 	uint64_t proc_file_errors;
 	int64_t last_ok_mono_ms; /* when the last successful collection finished (0 = never) */
 	int64_t last_attempt_mono_ms;
