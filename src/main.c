@@ -48,6 +48,8 @@ static void usage(FILE *f)
 		   "      --once              print one snapshot to stdout and exit\n"
 		   "      --format proc|json  format for --once (default proc)\n"
 		   "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		   "      --http-timeout S    close a connection idle for S seconds (default 30)\n"
+		   "      --max-connections N per listener (default 1024)\n"
 		   "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
 		   "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
 		   "      --log-level LEVEL   err, warn, info (default) or debug\n"
@@ -124,7 +126,9 @@ int main(int argc, char **argv)
 		OPT_DEBOUNCE,
 		OPT_THREADS,
 		OPT_METRICS_ROUTES,
-		OPT_METRICS_ROUTE_LIMIT
+		OPT_METRICS_ROUTE_LIMIT,
+		OPT_HTTP_TIMEOUT,
+		OPT_MAX_CONN,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -135,6 +139,8 @@ int main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -142,7 +148,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *listen[MAX_LISTEN];
-	unsigned int nlisten = 0, threads = 0;
+	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 1024;
 	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
@@ -172,6 +178,18 @@ int main(int argc, char **argv)
 		case OPT_THREADS:
 			if (parse_uint(optarg, 256, &threads)) {
 				fprintf(stderr, "rtsnapd: bad --threads '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_HTTP_TIMEOUT:
+			if (parse_uint(optarg, 3600, &http_timeout) || !http_timeout) {
+				fprintf(stderr, "rtsnapd: bad --http-timeout '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_MAX_CONN:
+			if (parse_uint(optarg, 1000000, &max_conn) || !max_conn) {
+				fprintf(stderr, "rtsnapd: bad --max-connections '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -260,7 +278,9 @@ int main(int argc, char **argv)
 	{
 		struct http_opts hopts = { .listen = listen,
 					   .nlisten = nlisten,
-					   .threads = threads };
+					   .threads = threads,
+					   .conn_limit = max_conn,
+					   .timeout_s = http_timeout };
 
 		ret = http_start(&hopts);
 	}
