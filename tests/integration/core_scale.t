@@ -18,7 +18,7 @@ awk -v n="$N" 'BEGIN {
 	split("254 100 300 1000 70000", T, " ")
 	for (i = 0; i < n; i++) {
 		t = T[i % 5 + 1]; len = 48 + (i % 5) * 16
-		printf "route add 2001:%x:%x:%x::/%d %s table %d\n", 0xdb9 + int(i / 65536), i % 65536, (i * 7) % 65536, len, (i % 2) ? "via 2001:db8:1::2" : "dev v1", t
+		printf "route add 2001:%x:%x:%x::/%d %s table %d\n", 3513 + int(i / 65536), i % 65536, (i * 7) % 65536, len, (i % 2) ? "via 2001:db8:1::2" : "dev v1", t
 	}
 	print "route add default via 2001:db8:1::9 table 100"
 	print "route add default via 2001:db8:2::9 table 70000"
