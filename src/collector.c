@@ -33,6 +33,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/nexthop.h>
+#include <linux/fib_rules.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
@@ -79,8 +80,11 @@ static void nlconn_close(struct nlconn *c)
 	c->fd = -1;
 }
 
-/* groups: 0 for a dump socket, else a notification socket subscribed to route+link events. */
-static int nlconn_open(struct nlconn *c, int notify)
+enum { CONN_DUMP, CONN_NOTIFY, CONN_STRICT };
+
+/* A dump socket, a notification socket (route, link, nexthop, rule events), or a dump socket
+ * with strict checking (NETLINK_GET_STRICT_CHK: the kernel honours dump filters). */
+static int nlconn_open(struct nlconn *c, int mode)
 {
 	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
 	int ret;
@@ -106,13 +110,13 @@ static int nlconn_open(struct nlconn *c, int notify)
 		nlconn_close(c);
 		return -ENOMEM;
 	}
-	if (notify) {
+	if (mode == CONN_NOTIFY) {
 		int sz = NOTIFY_RCVBUF;
 
 		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
-						RTNLGRP_NEXTHOP, 0);
+						RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE, 0);
 		if (ret < 0) {
 			nlconn_close(c);
 			return -EIO;
@@ -123,6 +127,15 @@ static int nlconn_open(struct nlconn *c, int notify)
 
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (mode == CONN_STRICT) {
+			int one = 1;
+
+			if (setsockopt(c->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
+				       sizeof(one)) < 0) {
+				nlconn_close(c);
+				return -errno;
+			}
+		}
 	}
 	return 0;
 }
@@ -217,8 +230,16 @@ static int nlconn_dump(struct nlconn *c, uint16_t type, const void *req, size_t 
 				continue; /* a stale reply from an aborted dump */
 			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
 				intr = 1;
-			if (nlh->nlmsg_type == NLMSG_DONE)
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				int derr = 0;
+
+				/* a dump that failed says so in its DONE message */
+				if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+					memcpy(&derr, NLMSG_DATA(nlh), sizeof(derr));
+				if (derr < 0 && !ret)
+					ret = derr;
 				return ret ? ret : (intr ? -EINTR : 0);
+			}
 			if (nlh->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *e = NLMSG_DATA(nlh);
 
@@ -306,6 +327,150 @@ static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 	if (ret <= 0)
 		return ret;
 	return snapshot_add_prefix_key(ctx->s, &k);
+}
+
+/*
+ * Tables without routes. The kernel never frees a table, and prints a placeholder row for
+ * an empty one, but a route dump shows nothing of it. We can ask about a table we know the id
+ * of: a strict dump filtered on that table ends cleanly if it exists and with -ENOENT if not.
+ * The ids we know: tables that ip -6 rules point to, and tables this process has seen.
+ */
+static uint32_t *s_known; /* tables seen in earlier snapshots; collector thread (or startup) */
+static size_t s_nknown;
+
+static void remember_tables(const struct snapshot *s)
+{
+	for (size_t i = 0; i < s->ntables; i++) {
+		size_t k;
+		uint32_t *p;
+
+		for (k = 0; k < s_nknown && s_known[k] != s->tables[i].id; k++)
+			;
+		if (k < s_nknown)
+			continue;
+		p = realloc(s_known, (s_nknown + 1) * sizeof(*p));
+		if (!p)
+			return; /* only a hint: forgetting a table is not an error */
+		s_known = p;
+		s_known[s_nknown++] = s->tables[i].id;
+	}
+}
+
+struct rule_ctx {
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+static int on_rule_id(struct rule_ctx *rc, uint32_t table)
+{
+	if (rc->n == rc->cap) {
+		size_t ncap = rc->cap ? rc->cap * 2 : 16;
+		uint32_t *p = realloc(rc->ids, ncap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		rc->ids = p;
+		rc->cap = ncap;
+	}
+	rc->ids[rc->n++] = table;
+	return 0;
+}
+
+static int on_rule(const struct nlmsghdr *nlh, void *arg)
+{
+	struct rule_ctx *rc = arg;
+	const struct fib_rule_hdr *frh;
+	const struct rtattr *a;
+	size_t left;
+	uint32_t table;
+
+	if (nlh->nlmsg_type != RTM_NEWRULE)
+		return 0;
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*frh)))
+		return -EBADMSG;
+	frh = NLMSG_DATA(nlh);
+	if (frh->action != FR_ACT_TO_TBL)
+		return 0;
+	table = frh->table;
+	left = nlh->nlmsg_len - NLMSG_LENGTH(sizeof(*frh));
+	for (a = (const struct rtattr *)((const char *)frh + NLMSG_ALIGN(sizeof(*frh)));
+	     RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		if (a->rta_type == FRA_TABLE) {
+			if (RTA_PAYLOAD(a) != sizeof(uint32_t))
+				return -EBADMSG;
+			memcpy(&table, RTA_DATA(a), sizeof(table));
+		}
+	}
+	return table ? on_rule_id(rc, table) : 0;
+}
+
+static int on_probe(const struct nlmsghdr *nlh, void *arg)
+{
+	if (nlh->nlmsg_type == RTM_NEWROUTE)
+		(*(int *)arg)++;
+	return 0;
+}
+
+/* 1 if table id exists and is empty, 0 if absent, -EINTR if it has routes now (it changed
+ * since the route dump), another negative errno on failure. */
+static int probe_table(struct nlconn *strict, uint32_t id)
+{
+	struct {
+		struct rtmsg rtm;
+		struct rtattr rta;
+		uint32_t table;
+	} req = { .rtm = { .rtm_family = AF_INET6 },
+		  .rta = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = RTA_TABLE },
+		  .table = id };
+	int routes = 0;
+	int ret = nlconn_dump(strict, RTM_GETROUTE, &req, sizeof(req), on_probe, &routes);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	return routes ? -EINTR : 1;
+}
+
+/* Add to s the tables that exist without routes, among those we can name. */
+static int find_empty_tables(struct nlconn *c, struct snapshot *s)
+{
+	struct fib_rule_hdr frh = { .family = AF_INET6 };
+	struct rule_ctx rc = { 0 };
+	struct nlconn strict;
+	int ret;
+
+	ret = nlconn_dump(c, RTM_GETRULE, &frh, sizeof(frh), on_rule, &rc);
+	if (ret == -EOPNOTSUPP || ret == -EAFNOSUPPORT)
+		ret = 0; /* no IPv6 policy routing in this kernel */
+	for (size_t k = 0; !ret && k < s_nknown; k++)
+		ret = on_rule_id(&rc, s_known[k]);
+	if (ret || !rc.n) {
+		free(rc.ids);
+		return ret;
+	}
+	ret = nlconn_open(&strict, CONN_STRICT);
+	for (size_t k = 0; !ret && k < rc.n; k++) {
+		uint32_t id = rc.ids[k];
+		int seen = 0, r;
+
+		if (id == RT_TABLE_MAIN || id == RT_TABLE_LOCAL)
+			continue; /* always there; snapshot_finish adds them */
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = rc.ids[j] == id;
+		for (size_t i = 0; i < s->nroutes && !seen; i++)
+			seen = s->routes[i].table == id;
+		if (seen)
+			continue;
+		r = probe_table(&strict, id);
+		if (r == 1)
+			ret = snapshot_add_empty_table(s, id);
+		else if (r < 0)
+			ret = r;
+	}
+	nlconn_close(&strict);
+	free(rc.ids);
+	return ret;
 }
 
 static double ts_diff(const struct timespec *a, const struct timespec *b)
@@ -405,6 +570,8 @@ static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out
 		if (!ret)
 			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix),
 					  on_prefix, &ctx);
+		if (!ret)
+			ret = find_empty_tables(c, ctx.s);
 		if (!ret && watch && drain_notifications(watch) != 0)
 			ret = -EINTR; /* the kernel changed while we read it */
 		if (ret == -EINTR) {
@@ -434,11 +601,11 @@ static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out
 int collector_collect_once(struct snapshot **out)
 {
 	struct nlconn c, w;
-	int ret = nlconn_open(&c, 0);
+	int ret = nlconn_open(&c, CONN_DUMP);
 
 	if (ret)
 		return ret;
-	ret = nlconn_open(&w, 1);
+	ret = nlconn_open(&w, CONN_NOTIFY);
 	if (ret) {
 		nlconn_close(&c);
 		return ret;
@@ -506,6 +673,7 @@ static int collect_and_publish(struct nlconn *c, struct nlconn *watch, enum coll
 	log_debug("published generation %llu: %zu records in %zu tables, %.3f s (%s)",
 		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
 		  stats_trigger_name(why));
+	remember_tables(s); /* so that we notice when one of them is emptied */
 	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
 	return 0;
 }
@@ -533,7 +701,7 @@ static void *collector_main(void *arg)
 	double last_dur = 0;
 
 	(void)arg;
-	if (nlconn_open(&dump, 0) || nlconn_open(&notify, 1)) {
+	if (nlconn_open(&dump, CONN_DUMP) || nlconn_open(&notify, CONN_NOTIFY)) {
 		log_err("collector: cannot open netlink sockets");
 		stats_inc(g_stats.errors[CERR_SOCKET]);
 		stats_set(g_stats.last_error, -EIO);
@@ -599,7 +767,7 @@ static void *collector_main(void *arg)
 		r = collect_and_publish(&dump, &notify, why);
 		if (r == -EIO) {
 			nlconn_close(&dump);
-			if (nlconn_open(&dump, 0))
+			if (nlconn_open(&dump, CONN_DUMP))
 				stats_inc(g_stats.errors[CERR_SOCKET]);
 		}
 		last_end = snapshot_now_ms();
@@ -625,10 +793,10 @@ int collector_start(const struct collector_opts *o)
 	s_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s_evfd < 0)
 		return -errno;
-	ret = nlconn_open(&c, 0);
+	ret = nlconn_open(&c, CONN_DUMP);
 	if (ret)
 		return ret;
-	ret = nlconn_open(&w, 1);
+	ret = nlconn_open(&w, CONN_NOTIFY);
 	if (ret) {
 		nlconn_close(&c);
 		return ret;

@@ -160,6 +160,14 @@ const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
 	return bsearch(&key, s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
 }
 
+int snapshot_add_empty_table(struct snapshot *s, uint32_t id)
+{
+	if (grow((void **)&s->empty_tables, &s->empty_cap, s->nempty, sizeof(*s->empty_tables)))
+		return -ENOMEM;
+	s->empty_tables[s->nempty++] = id;
+	return 0;
+}
+
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
 {
 	if (grow((void **)&s->prefix_keys, &s->prefix_keys_cap, s->nprefix_keys,
@@ -248,99 +256,165 @@ static void mark_prefix_routes(struct snapshot *s)
 	}
 }
 
-/* Kernel table order: bucket id % 256 ascending; within a bucket the newest table first. */
-static int table_before(uint32_t a, uint32_t b)
+
+/* Append one record to out (grown as needed). */
+static int push(struct route **out, size_t *n, size_t *cap, const struct route *r)
 {
-	return (a % TABLE_HASHSZ) < (b % TABLE_HASHSZ);
+	if (*n == *cap) {
+		struct route *p = realloc(*out, *cap * 2 * sizeof(**out));
+
+		if (!p)
+			return -ENOMEM;
+		*out = p;
+		*cap *= 2;
+	}
+	(*out)[(*n)++] = *r;
+	return 0;
+}
+
+/* Open table id at the end of s->tables, starting at record first. */
+static struct snapshot_table *open_table(struct snapshot *s, uint32_t id, size_t first)
+{
+	struct snapshot_table *t;
+
+	if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
+		return NULL;
+	t = &s->tables[s->ntables++];
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	t->first = (uint32_t)first;
+	return t;
+}
+
+/* Close table t: its placeholder row if it has no ::/0 (from ::/0) route. */
+static int close_table(struct route **out, size_t *n, size_t *cap, struct snapshot_table *t,
+		       int has_default)
+{
+	t->routes = (uint32_t)(*n - t->first);
+	if (!has_default) {
+		struct route p;
+
+		memset(&p, 0, sizeof(p));
+		p.table = t->id;
+		p.placeholder = 1;
+		p.metric = 0xffffffff;
+		p.type = RTN_UNREACHABLE;
+		p.pref = ROUTE_PREF_NONE;
+		p.metrics_idx = UINT32_MAX;
+		if (push(out, n, cap, &p))
+			return -ENOMEM;
+		t->lines++;
+	}
+	t->count = (uint32_t)(*n - t->first);
+	return 0;
+}
+
+static int cmp_bucket(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a % TABLE_HASHSZ, y = *(const uint32_t *)b % TABLE_HASHSZ;
+
+	return x < y ? -1 : x > y;
+}
+
+static int in_dump(const struct snapshot *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->nroutes; i++) /* only for the few empty-table candidates */
+		if (s->routes[i].table == id)
+			return 1;
+	return 0;
 }
 
 /*
- * Split the records (in dump order) into tables, add the kernel's placeholder row to every
- * table whose root has no route (no ::/0 from ::/0), and make sure main and local, which the
- * kernel always has, appear even when empty. Rebuilds s->routes with the placeholders in.
+ * Split the records (in dump order, which is the kernel's table order) into tables, add the
+ * kernel's placeholder row to every table whose root has no route (no ::/0 from ::/0), and
+ * add the tables that exist without routes (main and local always; others the collector
+ * found with snapshot_add_empty_table()) as lone placeholder rows. An empty table goes
+ * where the kernel keeps it: its bucket (id % 256) in order; within the bucket we cannot
+ * know its age, and put it after the tables that have routes (main and local, which the
+ * kernel creates first, are the oldest of theirs). Rebuilds s->routes.
  */
 static int build_tables(struct snapshot *s)
 {
 	struct route *out = NULL;
-	size_t nout = 0, cap = s->nroutes + 64, i = 0;
-	int have_main = 0, have_local = 0;
+	size_t nout = 0, cap = s->nroutes + 64, i = 0, e = 0, ne = 0;
+	uint32_t *empty;
 
+	empty = malloc((s->nempty + 2) * sizeof(*empty));
 	out = malloc(cap * sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	while (i < s->nroutes || !have_main || !have_local) {
-		struct snapshot_table *t;
-		uint32_t id;
-		int has_default = 0;
-		size_t first = nout;
+	if (!out || !empty)
+		goto nomem;
+	empty[ne++] = MAIN_TABLE;
+	empty[ne++] = LOCAL_TABLE;
+	for (size_t k = 0; k < s->nempty; k++) {
+		int dup = 0;
 
-		if (i < s->nroutes) {
-			id = s->routes[i].table;
-			/* an empty main/local goes where the kernel keeps it: it is the oldest
-			 * table of its bucket, so after every other table of that bucket */
-			if (!have_main && table_before(MAIN_TABLE, id) && id != MAIN_TABLE)
-				id = MAIN_TABLE;
-			else if (!have_local && table_before(LOCAL_TABLE, id) && id != LOCAL_TABLE)
-				id = LOCAL_TABLE;
-		} else {
-			id = !have_main ? MAIN_TABLE : LOCAL_TABLE;
+		for (size_t j = 0; j < ne; j++)
+			dup |= empty[j] == s->empty_tables[k];
+		if (!dup)
+			empty[ne++] = s->empty_tables[k];
+	}
+	/* keep only those the dump did not list */
+	for (size_t k = 0; k < ne;) {
+		if (in_dump(s, empty[k]))
+			empty[k] = empty[--ne];
+		else
+			k++;
+	}
+	/* by bucket, stable: same-bucket tables keep the (kernel) order they were seen in */
+	for (size_t k = 1; k < ne; k++) {
+		uint32_t x = empty[k];
+		size_t j = k;
+
+		while (j > 0 && cmp_bucket(&empty[j - 1], &x) > 0) {
+			empty[j] = empty[j - 1];
+			j--;
 		}
-		if (id == MAIN_TABLE)
-			have_main = 1;
-		if (id == LOCAL_TABLE)
-			have_local = 1;
-		if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
+		empty[j] = x;
+	}
+	while (i < s->nroutes || e < ne) {
+		struct snapshot_table *t;
+		int has_default = 0;
+		uint32_t id;
+
+		/* empty tables of an earlier bucket come first */
+		if (e < ne && (i == s->nroutes || empty[e] % TABLE_HASHSZ <
+							  s->routes[i].table % TABLE_HASHSZ)) {
+			t = open_table(s, empty[e++], nout);
+			if (!t || close_table(&out, &nout, &cap, t, 0))
+				goto nomem;
+			continue;
+		}
+		id = s->routes[i].table;
+		t = open_table(s, id, nout);
+		if (!t)
 			goto nomem;
-		t = &s->tables[s->ntables++];
-		memset(t, 0, sizeof(*t));
-		t->id = id;
-		t->first = (uint32_t)nout;
 		while (i < s->nroutes && s->routes[i].table == id) {
 			const struct route *r = &s->routes[i++];
 
 			if (r->dst_len == 0 && r->src_len == 0)
 				has_default = 1;
-			if (nout == cap) {
-				struct route *p;
-
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p)
-					goto nomem;
-				out = p;
-			}
-			out[nout++] = *r;
+			if (push(&out, &nout, &cap, r))
+				goto nomem;
 			t->lines += r->nh_count > 1 ? r->nh_count : 1;
 		}
-		t->routes = (uint32_t)(nout - first);
-		if (!has_default) {
-			struct route *p;
-
-			if (nout == cap) {
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p)
-					goto nomem;
-				out = p;
-			}
-			p = &out[nout++];
-			memset(p, 0, sizeof(*p));
-			p->table = id;
-			p->placeholder = 1;
-			p->metric = 0xffffffff;
-			p->type = RTN_UNREACHABLE;
-			p->pref = ROUTE_PREF_NONE;
-			p->metrics_idx = UINT32_MAX;
-			t->lines++;
+		if (close_table(&out, &nout, &cap, t, has_default))
+			goto nomem;
+		/* same-bucket empty tables go after this bucket's tables that have routes */
+		while (e < ne && empty[e] % TABLE_HASHSZ == id % TABLE_HASHSZ &&
+		       (i == s->nroutes || s->routes[i].table % TABLE_HASHSZ != id % TABLE_HASHSZ)) {
+			t = open_table(s, empty[e++], nout);
+			if (!t || close_table(&out, &nout, &cap, t, 0))
+				goto nomem;
 		}
-		t->count = (uint32_t)(nout - first);
 	}
+	free(empty);
 	free(s->routes);
 	s->routes = out;
 	s->nroutes = nout;
 	s->routes_cap = cap;
 	return 0;
 nomem:
+	free(empty);
 	free(out);
 	return -ENOMEM;
 }
@@ -500,6 +574,7 @@ static void snapshot_destroy(struct snapshot *s)
 	free(s->links);
 	free(s->prefix_keys);
 	free(s->nhobjs);
+	free(s->empty_tables);
 	free(s->expiring);
 	free(s->proc_text);
 	render_json_free(s->json);

@@ -52,6 +52,8 @@ struct snapshot {
 	size_t nlinks, links_cap;
 	struct route_nhobj *nhobjs; /* nexthop objects, sorted by id after finish */
 	size_t nnhobjs, nhobjs_cap;
+	uint32_t *empty_tables; /* tables that exist without routes (see build_tables) */
+	size_t nempty, empty_cap;
 	struct prefix_key *prefix_keys; /* RTF_PREFIX_RT routes seen in the second dump */
 	size_t nprefix_keys, prefix_keys_cap;
 
@@ -97,6 +99,9 @@ int snapshot_add_link(struct snapshot *s, const struct route_link *l)
 /* Collector thread, before finish. Record a nexthop object. */
 int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
     __attribute__((warn_unused_result));
+/* Collector thread, before finish. Record a table the kernel has but the dump showed no
+ * route of (it gets its lone placeholder row). */
+int snapshot_add_empty_table(struct snapshot *s, uint32_t id) __attribute__((warn_unused_result));
 /* Collector thread, before finish. Record a route that carries RTF_PREFIX_RT. */
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
     __attribute__((warn_unused_result));
