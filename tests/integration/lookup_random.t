@@ -102,7 +102,7 @@ wait_until 10 same_count
 tap_ok $? "the daemon's snapshot has every route"
 
 # the kernel's answers (one ip -batch; successes on stdout, errors numbered on stderr)
-awk '{ printf "route get %s%s\n", $1, (NF > 1 ? " from " $2 : "") }' "$RTSNAP_TMP/queries" |
+awk '{ printf("route get %s%s\n", $1, (NF > 1 ? " from " $2 : "")) }' "$RTSNAP_TMP/queries" |
 	ip -n "$NS" -6 -j -batch - -force >"$RTSNAP_TMP/k.out" 2>"$RTSNAP_TMP/k.err"
 # rtsnapd's answers (one curl, keep-alive)
 awk -v u="$RTSNAP_URL" -v d="$RTSNAP_TMP" '{ printf "url = \"%s/routes/lookup?addr=%s%s\"\noutput = \"%s/r.%d\"\n",
