@@ -43,7 +43,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 
-.PHONY: all deps run check unit integration asan tsan bench format format-check install clean
+.PHONY: all deps run check unit integration asan tsan bench fuzz format format-check install clean
 all: $(BUILD)/rtsnapd $(UNIT_BINS) $(TOOL_BINS)
 
 $(BUILD)/rtsnapd: $(OBJS)
@@ -95,6 +95,15 @@ check: deps
 	@$(MAKE) --no-print-directory tsan
 	prove $(PROVE_FLAGS) $(UNIT_BINS) $(UNIT_BINS:$(BUILD)/%=build/asan/%) \
 		$(UNIT_BINS:$(BUILD)/%=build/tsan/%) tests/integration/*.t
+
+# libFuzzer on the netlink parser, seeded with the recorded kernel messages (needs clang).
+FUZZ_SECONDS ?= 60
+fuzz:
+	@mkdir -p build/fuzz/corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
+		tests/fuzz/fuzz_nlparse.c src/nlparse.c -o build/fuzz/fuzz_nlparse
+	python3 tests/fuzz/split_corpus.py build/fuzz/corpus tests/data/*/*.nl
+	./build/fuzz/fuzz_nlparse -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus 2>&1 | tail -5
 
 bench: all
 	bash bench/bench_core.sh
