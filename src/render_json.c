@@ -245,9 +245,13 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 		/* iproute2 prints rta_expires / hz: whole seconds, truncated toward zero */
 		int64_t left = r->expires_ms - now_ms;
 
-		if (!s_hz)
-			s_hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-		if (left / (1000 / s_hz) != 0)
+		long hz = __atomic_load_n(&s_hz, __ATOMIC_RELAXED); /* HTTP threads render too */
+
+		if (!hz) {
+			hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+			__atomic_store_n(&s_hz, hz, __ATOMIC_RELAXED);
+		}
+		if (left / (1000 / hz) != 0)
 			put_key_num(sb, &first, "expires", left / 1000);
 	}
 	m = snapshot_route_metrics(s, r);
