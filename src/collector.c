@@ -523,9 +523,24 @@ static int drain_notifications(struct nlconn *n)
  * while we read it. Otherwise it is redone, a few times, and if the kernel never holds still
  * long enough the collection fails with -EAGAIN and the previous snapshot stays.
  */
+static int collect_with(struct nlconn *c, struct nlconn *watch, struct nlparse_route *pr,
+			struct snapshot **out);
+
 static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out)
 {
-	static struct nlparse_route *pr; /* large; one per process is enough (one collector) */
+	struct nlparse_route *pr = malloc(sizeof(*pr)); /* ~25 KiB: not on the stack */
+	int ret;
+
+	if (!pr)
+		return -ENOMEM;
+	ret = collect_with(c, watch, pr, out);
+	free(pr);
+	return ret;
+}
+
+static int collect_with(struct nlconn *c, struct nlconn *watch, struct nlparse_route *pr,
+			struct snapshot **out)
+{
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nhmsg nhm = { .nh_family = AF_UNSPEC };
 	struct rtmsg rtm = { .rtm_family = AF_INET6 };
@@ -533,11 +548,6 @@ static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out
 	struct timespec t0, t1;
 	int ret = -EAGAIN;
 
-	if (!pr) {
-		pr = calloc(1, sizeof(*pr));
-		if (!pr)
-			return -ENOMEM;
-	}
 	for (int attempt = 0; attempt < DUMP_RETRIES; attempt++) {
 		struct collect_ctx ctx = { .pr = pr };
 
@@ -838,6 +848,9 @@ void collector_stop(void)
 		log_debug("eventfd write: %s", strerror(errno));
 	pthread_join(s_thread, NULL);
 	s_running = 0;
+	free(s_known);
+	s_known = NULL;
+	s_nknown = 0;
 out:
 	if (s_evfd >= 0)
 		close(s_evfd);
