@@ -88,18 +88,94 @@ static void put_key_num(struct strbuf *sb, int *first, const char *key, long lon
 	strbuf_append(sb, p, (size_t)(num + sizeof(num) - p));
 }
 
+/*
+ * An IPv6 address as glibc's inet_ntop() writes it (what ip prints): lowercase hex words
+ * without leading zeros, the longest run of two or more zero words (the first one on a tie)
+ * as "::", and the last 32 bits as a dotted quad for ::a.b.c.d and ::ffff:a.b.c.d. Without
+ * sprintf: this runs twice per route for every snapshot. Returns the length written.
+ */
+static size_t fmt_in6(const uint8_t *a, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	int best = -1, best_len = 0, cur = -1, cur_len = 0;
+	unsigned int w[8];
+	char *p = out;
+
+	for (int i = 0; i < 8; i++) {
+		w[i] = (unsigned int)a[2 * i] << 8 | a[2 * i + 1];
+		if (w[i] == 0) {
+			if (cur < 0)
+				cur = i, cur_len = 0;
+			cur_len++;
+		} else if (cur >= 0) {
+			if (best < 0 || cur_len > best_len)
+				best = cur, best_len = cur_len;
+			cur = -1;
+		}
+	}
+	if (cur >= 0 && (best < 0 || cur_len > best_len))
+		best = cur, best_len = cur_len;
+	if (best >= 0 && best_len < 2)
+		best = -1;
+	for (int i = 0; i < 8; i++) {
+		if (best >= 0 && i >= best && i < best + best_len) {
+			if (i == best)
+				*p++ = ':';
+			continue;
+		}
+		if (i)
+			*p++ = ':';
+		if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff))) {
+			for (int k = 12; k < 16; k++) {
+				unsigned int v = a[k];
+
+				if (v >= 100)
+					*p++ = (char)('0' + v / 100);
+				if (v >= 10)
+					*p++ = (char)('0' + v / 10 % 10);
+				*p++ = (char)('0' + v % 10);
+				if (k < 15)
+					*p++ = '.';
+			}
+			return (size_t)(p - out);
+		}
+		for (int sh = 12, lead = 1; sh >= 0; sh -= 4) {
+			unsigned int d = (w[i] >> sh) & 15;
+
+			if (d || !lead || sh == 0) {
+				*p++ = hex[d];
+				lead = 0;
+			}
+		}
+	}
+	if (best >= 0 && best + best_len == 8)
+		*p++ = ':';
+	return (size_t)(p - out);
+}
+
+/* "key":"ADDR[/LEN]" (no "/LEN" when plen < 0 or plen == host_len); nothing to escape. */
 static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8_t *a, int plen,
 		     int host_len)
 {
 	char txt[INET6_ADDRSTRLEN + 8];
+	size_t l = fmt_in6(a, txt);
 
-	inet_ntop(AF_INET6, a, txt, sizeof(txt));
 	if (plen >= 0 && plen != host_len) {
-		size_t l = strlen(txt);
-
-		snprintf(txt + l, sizeof(txt) - l, "/%d", plen);
+		txt[l++] = '/';
+		if (plen >= 100)
+			txt[l++] = (char)('0' + plen / 100);
+		if (plen >= 10)
+			txt[l++] = (char)('0' + plen / 10 % 10);
+		txt[l++] = (char)('0' + plen % 10);
 	}
-	put_key_str(sb, first, key, txt);
+	if (!*first)
+		strbuf_putc(sb, ',');
+	*first = 0;
+	strbuf_putc(sb, '"');
+	strbuf_puts(sb, key);
+	strbuf_puts(sb, "\":\"");
+	strbuf_append(sb, txt, l);
+	strbuf_putc(sb, '"');
 }
 
 static void put_dev(struct strbuf *sb, int *first, const struct snapshot *s, uint32_t ifindex)

@@ -552,6 +552,79 @@ static void test_lookup(void **state)
 	snapshot_free(s);
 }
 
+/* Addresses are written exactly as inet_ntop() writes them (what ip prints). */
+static void test_addr_format(void **state)
+{
+	static const char *const fixed[] = { "::",
+					     "::1",
+					     "1::",
+					     "::ffff:1.2.3.4",
+					     "::1.2.3.4",
+					     "::ffff:0:0",
+					     "::ffff:0.0.0.1",
+					     "1:0:0:1:0:0:1:0",
+					     "1:0:1:0:0:1:0:1",
+					     "0:1::1:0",
+					     "fe80::1:0:0:0",
+					     "::2:3:4:5:6:7:8",
+					     "1:2:3:4:5:6:7::",
+					     "::fffe:1.2.3.4",
+					     "::ffff:1:2:3",
+					     "2001:db8::ff00:42:8329" };
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	struct snapshot *s = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(snapshot_new(&s), 0);
+	for (size_t i = 0; i < 3000; i++) {
+		struct route r = mk("::", 128, RT_TABLE_MAIN, (uint32_t)i, 1);
+
+		if (i < sizeof(fixed) / sizeof(fixed[0])) {
+			addr(r.dst, fixed[i]);
+		} else {
+			for (int w = 0; w < 8; w++) {
+				unsigned int v;
+
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				v = (unsigned int)(rng >> 20);
+				v = (v % 6 < 3)	 ? 0
+				    : v % 6 == 3 ? 0xffff
+				    : v % 6 == 4 ? (v >> 8) % 16
+						 : v >> 16 & 0xffff;
+				r.dst[2 * w] = (uint8_t)(v >> 8);
+				r.dst[2 * w + 1] = (uint8_t)v;
+			}
+			r.dst_len = (uint8_t)(i % 5 ? 128 : rng % 129);
+		}
+		assert_int_equal(snapshot_add_route(s, &r, NULL, 0, NULL), 0);
+	}
+	assert_int_equal(snapshot_finish(s), 0);
+	for (size_t i = 0; i < s->nroutes; i++) {
+		const struct route *r = &s->routes[i];
+		char want[128], txt[INET6_ADDRSTRLEN];
+		struct strbuf sb = { 0 };
+
+		if (r->placeholder)
+			continue;
+		inet_ntop(AF_INET6, r->dst, txt, sizeof(txt));
+		if (r->dst_len == 0)
+			snprintf(want, sizeof(want), "{\"dst\":\"default\"");
+		else if (r->dst_len == 128)
+			snprintf(want, sizeof(want), "{\"dst\":\"%s\"", txt);
+		else
+			snprintf(want, sizeof(want), "{\"dst\":\"%s/%u\"", txt, r->dst_len);
+		query_render_route(s, i, T0, &sb);
+		strbuf_putc(&sb, 0);
+		if (strncmp(sb.buf, want, strlen(want)))
+			fail_msg("rendered %s, inet_ntop says %s", sb.buf, want);
+		strbuf_free(&sb);
+		n++;
+	}
+	assert_true(n >= 3000);
+	snapshot_free(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -572,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_codec),  cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_paging),	      cmocka_unit_test(test_expires_now),
 		cmocka_unit_test(test_expiring_view), cmocka_unit_test(test_lookup),
+		cmocka_unit_test(test_addr_format),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
