@@ -684,7 +684,7 @@ static int collect_and_publish(struct nlconn *c, struct nlconn *watch, enum coll
 		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
 		  stats_trigger_name(why));
 	remember_tables(s); /* so that we notice when one of them is emptied */
-	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
+	procfile_notify();  /* the --proc-file writer, if any, picks the new snapshot up */
 	return 0;
 }
 

@@ -256,7 +256,6 @@ static void mark_prefix_routes(struct snapshot *s)
 	}
 }
 
-
 /* Append one record to out (grown as needed). */
 static int push(struct route **out, size_t *n, size_t *cap, const struct route *r)
 {
@@ -377,8 +376,8 @@ static int build_tables(struct snapshot *s)
 		uint32_t id;
 
 		/* empty tables of an earlier bucket come first */
-		if (e < ne && (i == s->nroutes || empty[e] % TABLE_HASHSZ <
-							  s->routes[i].table % TABLE_HASHSZ)) {
+		if (e < ne && (i == s->nroutes ||
+			       empty[e] % TABLE_HASHSZ < s->routes[i].table % TABLE_HASHSZ)) {
 			t = open_table(s, empty[e++], nout);
 			if (!t || close_table(&out, &nout, &cap, t, 0))
 				goto nomem;
@@ -400,8 +399,9 @@ static int build_tables(struct snapshot *s)
 		if (close_table(&out, &nout, &cap, t, has_default))
 			goto nomem;
 		/* same-bucket empty tables go after this bucket's tables that have routes */
-		while (e < ne && empty[e] % TABLE_HASHSZ == id % TABLE_HASHSZ &&
-		       (i == s->nroutes || s->routes[i].table % TABLE_HASHSZ != id % TABLE_HASHSZ)) {
+		while (
+		    e < ne && empty[e] % TABLE_HASHSZ == id % TABLE_HASHSZ &&
+		    (i == s->nroutes || s->routes[i].table % TABLE_HASHSZ != id % TABLE_HASHSZ)) {
 			t = open_table(s, empty[e++], nout);
 			if (!t || close_table(&out, &nout, &cap, t, 0))
 				goto nomem;

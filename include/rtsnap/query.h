@@ -22,7 +22,7 @@
 #include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
 
-#define QUERY_VALUE_MAX 256 /* longer parameter values are refused */
+#define QUERY_VALUE_MAX 256  /* longer parameter values are refused */
 #define QUERY_CURSOR_LEN 132 /* hex characters of a paging cursor */
 
 enum query_field {
