@@ -63,20 +63,12 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* collector.c's next_expiry(): binary search in the deadline-ordered index */
+/* what collector.c's next_expiry() does: a binary search in the deadline-ordered index */
 static int64_t next_expiry(const struct snapshot *s)
 {
-	size_t lo = 0, hi = s->nexpiring;
+	size_t k = snapshot_expiring_after(s, s->taken_mono_ms);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->routes[s->expiring[mid]].expires_ms <= s->taken_mono_ms)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nexpiring ? s->routes[s->expiring[lo]].expires_ms : 0;
+	return k < s->nexpiring ? s->routes[s->expiring[k]].expires_ms : 0;
 }
 
 int main(void)

@@ -691,17 +691,9 @@ static int collect_and_publish(struct nlconn *c, struct nlconn *watch, enum coll
 /* The next expiry deadline after the snapshot was taken, or 0. O(log expiring). */
 static int64_t next_expiry(const struct snapshot *s)
 {
-	size_t lo = 0, hi = s->nexpiring;
+	size_t k = snapshot_expiring_after(s, s->taken_mono_ms);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->routes[s->expiring[mid]].expires_ms <= s->taken_mono_ms)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nexpiring ? s->routes[s->expiring[lo]].expires_ms : 0;
+	return k < s->nexpiring ? s->routes[s->expiring[k]].expires_ms : 0;
 }
 
 static void *collector_main(void *arg)

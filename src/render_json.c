@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/index.h"
 #include "rtsnap/names.h"
 #include "rtsnap/render.h"
 
@@ -433,28 +434,16 @@ int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg 
 		free(dyn_start);
 		return -ENOMEM;
 	}
-	/* expiring[] is in deadline order; splice in route order */
+	/* splice the expiring routes in route order, which the index keeps (built once per
+	 * snapshot; nothing is sorted per response) */
 	{
-		uint32_t *idx = malloc((s->nexpiring + 1) * sizeof(*idx));
-		size_t n = s->nexpiring;
+		size_t n;
+		const uint32_t *idx = index_expiring_by_record(s, &n);
 
-		if (!idx) {
+		if (n != s->nexpiring) { /* only a snapshot without its index (never published) */
 			free(out);
 			free(dyn_start);
-			return -ENOMEM;
-		}
-		if (n)
-			memcpy(idx, s->expiring, n * sizeof(*idx));
-		/* small n: insertion sort by route index */
-		for (size_t i = 1; i < n; i++) {
-			uint32_t x = idx[i];
-			size_t j = i;
-
-			while (j > 0 && idx[j - 1] > x) {
-				idx[j] = idx[j - 1];
-				j--;
-			}
-			idx[j] = x;
+			return -EINVAL;
 		}
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = idx[k];
@@ -470,7 +459,7 @@ int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg 
 			out[nseg++].len = dyn->len - dyn_start[k];
 			pos = b;
 		}
-		free(idx);
+
 		out[nseg].p = v->buf + pos;
 		out[nseg++].len = v->len - pos;
 		if (dyn->failed) {

@@ -554,17 +554,7 @@ const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len)
 /* Number of expiring routes whose deadline is at or before now_ms: O(log expiring). */
 static size_t past_deadline(const struct snapshot *s, int64_t now_ms)
 {
-	size_t lo = 0, hi = s->nexpiring;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->routes[s->expiring[mid]].expires_ms <= now_ms)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return snapshot_expiring_after(s, now_ms);
 }
 
 static void render_histogram(struct strbuf *sb)

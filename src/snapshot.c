@@ -419,6 +419,21 @@ nomem:
 	return -ENOMEM;
 }
 
+size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms)
+{
+	size_t lo = 0, hi = s->nexpiring;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->routes[s->expiring[mid]].expires_ms <= t_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static const struct snapshot *s_sort_ctx;
 static int cmp_expiry(const void *a, const void *b)
 {

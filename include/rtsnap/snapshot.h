@@ -135,6 +135,10 @@ void snapshot_shutdown(void);
 const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex);
 /* Interface record for ifindex, or NULL. */
 const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex);
+/* Any thread. Position in s->expiring of the first route whose deadline is after t_ms (so
+ * the routes before it are due at t_ms); s->nexpiring if none. O(log expiring). */
+size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms);
+
 /* Nexthop object id, or NULL. */
 const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id);
 /* Nexthop i (0-based) of route r. */
