@@ -436,8 +436,8 @@ static int probe_table(struct nlconn *strict, uint32_t id)
 static int find_empty_tables(struct nlconn *c, struct snapshot *s)
 {
 	struct fib_rule_hdr frh = { .family = AF_INET6 };
-	struct rule_ctx rc = { 0 };
-	struct nlconn strict;
+	struct rule_ctx rc = { 0 }, dumped = { 0 };
+	struct nlconn strict = { .fd = -1 };
 	int ret;
 
 	ret = nlconn_dump(c, RTM_GETRULE, &frh, sizeof(frh), on_rule, &rc);
@@ -449,7 +449,12 @@ static int find_empty_tables(struct nlconn *c, struct snapshot *s)
 		free(rc.ids);
 		return ret;
 	}
-	ret = nlconn_open(&strict, CONN_STRICT);
+	/* the tables the dump showed: routes come grouped by table, one pass finds them */
+	for (size_t i = 0; !ret && i < s->nroutes; i++)
+		if (i == 0 || s->routes[i].table != s->routes[i - 1].table)
+			ret = on_rule_id(&dumped, s->routes[i].table);
+	if (!ret)
+		ret = nlconn_open(&strict, CONN_STRICT);
 	for (size_t k = 0; !ret && k < rc.n; k++) {
 		uint32_t id = rc.ids[k];
 		int seen = 0, r;
@@ -458,8 +463,8 @@ static int find_empty_tables(struct nlconn *c, struct snapshot *s)
 			continue; /* always there; snapshot_finish adds them */
 		for (size_t j = 0; j < k && !seen; j++)
 			seen = rc.ids[j] == id;
-		for (size_t i = 0; i < s->nroutes && !seen; i++)
-			seen = s->routes[i].table == id;
+		for (size_t j = 0; j < dumped.n && !seen; j++)
+			seen = dumped.ids[j] == id;
 		if (seen)
 			continue;
 		r = probe_table(&strict, id);
@@ -470,6 +475,7 @@ static int find_empty_tables(struct nlconn *c, struct snapshot *s)
 	}
 	nlconn_close(&strict);
 	free(rc.ids);
+	free(dumped.ids);
 	return ret;
 }
 
