@@ -293,6 +293,11 @@ rk_expires() {
 	_rk ip -n "$ns" -6 route add 2001:db8:407::/48 dev e1 metric 20 || return 1
 	_rk ip -n "$ns" -6 route add 2001:db8:408::/48 via 2001:db8:1::2 expires 900 table 100 || return 1
 	_rk ip -n "$ns" -6 route add default via 2001:db8:1::3 expires 1800 || return 1
+	# The "expires 0" route is due at once. A dump within the same USER_HZ tick (10 ms)
+	# reports 0 ticks left, which netlink cannot tell from "no expiry" (rtsnapd would keep
+	# it as permanent until its next snapshot, while later kernel dumps show it overdue).
+	# Let that tick pass before anyone dumps.
+	sleep 0.1
 }
 
 # _rk_radvd PEER CONF: start radvd inside PEER with config text CONF;
