@@ -315,10 +315,11 @@ static int cmp_bucket(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int in_dump(const struct snapshot *s, uint32_t id)
+/* Whether the dump listed table id: routes come grouped by table, so compare run heads. */
+static int in_dump(const struct snapshot *s, const uint32_t *heads, size_t nheads, uint32_t id)
 {
-	for (size_t i = 0; i < s->nroutes; i++) /* only for the few empty-table candidates */
-		if (s->routes[i].table == id)
+	for (size_t k = 0; k < nheads; k++)
+		if (s->routes[heads[k]].table == id)
 			return 1;
 	return 0;
 }
@@ -335,8 +336,8 @@ static int in_dump(const struct snapshot *s, uint32_t id)
 static int build_tables(struct snapshot *s)
 {
 	struct route *out = NULL;
-	size_t nout = 0, cap = s->nroutes + 64, i = 0, e = 0, ne = 0;
-	uint32_t *empty;
+	size_t nout = 0, cap = s->nroutes + 64, i = 0, e = 0, ne = 0, nheads = 0;
+	uint32_t *empty, *heads = NULL;
 
 	empty = malloc((s->nempty + 2) * sizeof(*empty));
 	out = malloc(cap * sizeof(*out));
@@ -352,9 +353,21 @@ static int build_tables(struct snapshot *s)
 		if (!dup)
 			empty[ne++] = s->empty_tables[k];
 	}
-	/* keep only those the dump did not list */
+	/* keep only those the dump did not list: one pass finds where each table's run starts */
+	for (size_t k = 0; k < s->nroutes; k++) {
+		if (k && s->routes[k].table == s->routes[k - 1].table)
+			continue;
+		if (!(nheads & (nheads + 1))) { /* 0, 1, 3, 7, ...: grow to the next power of two */
+			uint32_t *p = realloc(heads, (2 * nheads + 2) * sizeof(*heads));
+
+			if (!p)
+				goto nomem;
+			heads = p;
+		}
+		heads[nheads++] = (uint32_t)k;
+	}
 	for (size_t k = 0; k < ne;) {
-		if (in_dump(s, empty[k]))
+		if (in_dump(s, heads, nheads, empty[k]))
 			empty[k] = empty[--ne];
 		else
 			k++;
@@ -408,6 +421,7 @@ static int build_tables(struct snapshot *s)
 		}
 	}
 	free(empty);
+	free(heads);
 	free(s->routes);
 	s->routes = out;
 	s->nroutes = nout;
@@ -415,6 +429,7 @@ static int build_tables(struct snapshot *s)
 	return 0;
 nomem:
 	free(empty);
+	free(heads);
 	free(out);
 	return -ENOMEM;
 }
