@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * collector.c - the one thread that reads the kernel and publishes snapshots.
+ * collector.c - the one thread that follows the kernel and publishes snapshots.
  *
  * Who does what:
- *   - collector_start() (main thread) takes the first snapshot synchronously, publishes it,
- *     then starts the collector thread. From then on only the collector thread calls
- *     snapshot_publish().
- *   - The collector thread owns two libnl sockets: a dump socket (requests, replies) and a
- *     notification socket subscribed to RTNLGRP_IPV6_ROUTE and RTNLGRP_LINK. A notification
- *     only schedules a full re-dump (debounced); ENOBUFS on the notification socket (we lost
- *     events) schedules one too. A full re-dump also runs every interval, on SIGHUP, and just
- *     after the earliest route expiry deadline passes.
- *   - A collection either completes and is published, or is dropped whole: an error leaves
- *     the previous snapshot in place, counted in g_stats and reported stale by
- *     collector_is_fresh(). NLM_F_DUMP_INTR (the table changed under the dump) redoes the
- *     collection.
- *   - Snapshots the collector builds but does not publish are freed here; published ones are
- *     freed by snapshot.c's lifetime rule.
+ *   - collector_start() (main thread) opens the notification socket first, then takes one
+ *     full dump into a mirror (mirror.c), applies what arrived meanwhile, publishes, and
+ *     hands the sockets and the mirror to the collector thread. From then on only the
+ *     collector thread touches them and calls snapshot_publish().
+ *   - The thread applies every notification to the mirror with the kernel's own semantics
+ *     and publishes a snapshot built from the mirror once the socket is drained (at most one
+ *     publication per --debounce-ms, and never spending more than about half its time
+ *     building). Where the kernel changes state without a message for it, it runs the
+ *     smallest dump that restores the truth (by device, by table, nexthop objects, prefix
+ *     marks), counted by reason.
+ *   - A full dump (resync) runs at start, every --interval, on SIGHUP and after ENOBUFS. It
+ *     is compared with the mirror (differences are logged and counted as drift) and adopted
+ *     only when nothing changed while it ran: IPv6 dumps are never flagged NLM_F_DUMP_INTR
+ *     and can skip routes under churn, so an untrusted dump never deletes a live route. It is
+ *     adopted anyway when the mirror is known to be incomplete (start, ENOBUFS), and retried.
+ *   - Mirrors and snapshots the thread builds and does not publish are freed here; published
+ *     snapshots are freed by snapshot.c's lifetime rule.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,255 +30,115 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/nexthop.h>
 #include <linux/fib_rules.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include "rtsnap/collector.h"
 #include "rtsnap/log.h"
-#include "rtsnap/names.h"
+#include "rtsnap/mirror.h"
+#include "rtsnap/nlconn.h"
 #include "rtsnap/nlparse.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
-#define DUMP_RETRIES 8
-#define STARTUP_ROUNDS 20 /* rounds of DUMP_RETRIES before the first snapshot gives up */
-#define RECV_TIMEOUT_S 10
-#define NOTIFY_RCVBUF (64 << 20)
-#define RECV_BUF_MIN (64 << 10)
+#define STARTUP_TRIES 20  /* full dumps tried at start before serving an untrusted one */
+#define DRAIN_BUDGET_MS 5 /* publish after this long of continuous arrival */
+#define RESYNC_RETRY_MIN_MS 1000
+#define RESYNC_RETRY_MAX_MS 60000
+#define ENOBUFS_LOG_MS 10000 /* at most one overflow warning per this long */
 
-struct nlconn {
-	struct nl_sock *sk;
-	int fd;
-	uint32_t port;
-	uint32_t seq;
-	char *buf;
-	size_t bufsz;
+struct coll {
+	struct nlconn dump, notify;
+	struct mirror *m;
+	int m_valid; /* the mirror followed every notification since a trusted dump */
+	struct nlparse_route *pr;
+
+	/* publication */
+	int dirty;
+	int64_t dirty_since_ms; /* first change not yet published */
+	struct mirror_delta delta;
+	int64_t next_pub_ms; /* no publication before this */
+	int64_t fail_until_ms;
+
+	/* pending work the kernel did not announce */
+	uint32_t *oifs; /* devices whose routes' flags to re-read */
+	size_t noifs, oifs_cap;
+	uint32_t *probes; /* tables named by rules */
+	size_t nprobes, probes_cap;
+	int want_prefix, want_nexthops, want_groups;
+
+	/* resync */
+	enum collector_trigger resync_why; /* TRIGGER__COUNT: none pending */
+	int64_t resync_at;
+	int64_t resync_backoff_ms;
+	int64_t next_interval_ms;
 };
 
 static struct collector_opts s_opts;
+static struct coll s_c;
 static pthread_t s_thread;
 static int s_running;
 static int s_evfd = -1; /* wakes the collector: resync request or stop */
 static int s_stop;	/* set by collector_stop() */
 static int s_resync;	/* set by collector_request_resync() (signal handler) */
-/* Test hook: with RTSNAP_TEST_FAIL_AFTER=N in the environment, every collection after the
+/* Test hook: with RTSNAP_TEST_FAIL_AFTER=N in the environment, every publication after the
  * N-th successful one fails with -EIO, so tests can watch the stale path on a real daemon. */
 static long s_fail_after = -1;
 static long s_ok_count;
 
-static void nlconn_close(struct nlconn *c)
+static int push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 {
-	if (c->sk)
-		nl_socket_free(c->sk);
-	free(c->buf);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-}
+	for (size_t i = 0; i < *n; i++)
+		if ((*arr)[i] == v)
+			return 0;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		uint32_t *p = realloc(*arr, ncap * sizeof(*p));
 
-enum { CONN_DUMP, CONN_NOTIFY, CONN_STRICT };
-
-/* A dump socket, a notification socket (route, link, nexthop, rule events), or a dump socket
- * with strict checking (NETLINK_GET_STRICT_CHK: the kernel honours dump filters). */
-static int nlconn_open(struct nlconn *c, int mode)
-{
-	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
-	int ret;
-
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-	c->sk = nl_socket_alloc();
-	if (!c->sk)
-		return -ENOMEM;
-	nl_socket_disable_seq_check(c->sk);
-	nl_socket_disable_auto_ack(c->sk);
-	ret = nl_connect(c->sk, NETLINK_ROUTE);
-	if (ret < 0) {
-		nlconn_close(c);
-		return -EIO;
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = ncap;
 	}
-	c->fd = nl_socket_get_fd(c->sk);
-	c->port = nl_socket_get_local_port(c->sk);
-	c->seq = (uint32_t)time(NULL);
-	c->bufsz = RECV_BUF_MIN;
-	c->buf = malloc(c->bufsz);
-	if (!c->buf) {
-		nlconn_close(c);
-		return -ENOMEM;
-	}
-	if (mode == CONN_NOTIFY) {
-		int sz = NOTIFY_RCVBUF;
-
-		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
-						RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE, 0);
-		if (ret < 0) {
-			nlconn_close(c);
-			return -EIO;
-		}
-		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-	} else {
-		int sz = 4 << 20;
-
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		if (mode == CONN_STRICT) {
-			int one = 1;
-
-			if (setsockopt(c->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
-				       sizeof(one)) < 0) {
-				nlconn_close(c);
-				return -errno;
-			}
-		}
-	}
+	(*arr)[(*n)++] = v;
 	return 0;
 }
 
-/*
- * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
- * Returns its length, or a negative errno (-EAGAIN on a non-blocking socket with nothing).
- */
-static ssize_t nlconn_recv(struct nlconn *c, int flags)
+static void mark_dirty(struct coll *c)
 {
-	struct sockaddr_nl sa;
-	struct iovec iov;
-	struct msghdr msg = {
-		.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1
-	};
-	ssize_t n;
-
-	for (;;) {
-		iov.iov_base = c->buf;
-		iov.iov_len = c->bufsz;
-		n = recvmsg(c->fd, &msg, MSG_PEEK | MSG_TRUNC | flags);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if ((size_t)n > c->bufsz) {
-			char *p = realloc(c->buf, (size_t)n);
-
-			if (!p)
-				return -ENOMEM;
-			c->buf = p;
-			c->bufsz = (size_t)n;
-		}
-		break;
-	}
-	iov.iov_base = c->buf;
-	iov.iov_len = c->bufsz;
-	do {
-		n = recvmsg(c->fd, &msg, flags);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (msg.msg_flags & MSG_TRUNC)
-		return -EMSGSIZE;
-	if (sa.nl_pid != 0)
-		return 0; /* not from the kernel: ignore the datagram */
-	return n;
+	if (!c->dirty)
+		c->dirty_since_ms = snapshot_now_ms();
+	c->dirty = 1;
 }
 
-typedef int (*dump_cb)(const struct nlmsghdr *nlh, void *ctx);
-
-/*
- * One dump: send the request, feed every reply message to cb until NLMSG_DONE. Returns 0,
- * -EINTR if the kernel flagged the dump inconsistent (NLM_F_DUMP_INTR: redo it), or another
- * negative errno. cb returns 0 to go on, -EBADMSG to count-and-skip, other negatives abort
- * (the rest of the dump is still read so the socket stays in step).
- */
-static int nlconn_dump(struct nlconn *c, uint16_t type, const void *req, size_t reqlen, dump_cb cb,
-		       void *ctx)
+static void schedule_resync(struct coll *c, enum collector_trigger why, int64_t at)
 {
-	struct {
-		struct nlmsghdr nlh;
-		char body[64];
-	} m;
-	int ret = 0, intr = 0;
-	uint32_t seq = ++c->seq;
-
-	memset(&m, 0, sizeof(m));
-	m.nlh.nlmsg_len = (uint32_t)NLMSG_LENGTH(reqlen);
-	m.nlh.nlmsg_type = type;
-	m.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	m.nlh.nlmsg_seq = seq;
-	memcpy(NLMSG_DATA(&m.nlh), req, reqlen);
-	if (send(c->fd, &m, m.nlh.nlmsg_len, 0) < 0) {
-		stats_inc(g_stats.errors[CERR_SOCKET]);
-		return -errno;
-	}
-	for (;;) {
-		ssize_t n = nlconn_recv(c, 0);
-		const struct nlmsghdr *nlh;
-		size_t left;
-
-		if (n < 0) {
-			stats_inc(g_stats.errors[n == -EAGAIN ? CERR_TIMEOUT : CERR_RECV]);
-			return (int)n;
-		}
-		left = (size_t)n;
-		for (nlh = (const struct nlmsghdr *)c->buf; NLMSG_OK(nlh, left);
-		     nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_seq != seq || nlh->nlmsg_pid != c->port)
-				continue; /* a stale reply from an aborted dump */
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-				intr = 1;
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				int derr = 0;
-
-				/* a dump that failed says so in its DONE message */
-				if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
-					memcpy(&derr, NLMSG_DATA(nlh), sizeof(derr));
-				if (derr < 0 && !ret)
-					ret = derr;
-				return ret ? ret : (intr ? -EINTR : 0);
-			}
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(nlh);
-
-				stats_inc(g_stats.errors[CERR_NLMSGERR]);
-				if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
-					return -EBADMSG;
-				return e->error ? e->error : -EPROTO;
-			}
-			if (ret)
-				continue; /* aborted: drain to NLMSG_DONE */
-			{
-				int r = cb(nlh, ctx);
-
-				if (r == -EBADMSG)
-					stats_inc(g_stats.malformed);
-				else if (r < 0)
-					ret = r;
-			}
-		}
-		if (left) {
-			/* trailing bytes that do not form a message */
-			stats_inc(g_stats.errors[CERR_TRUNCATED]);
-			stats_inc(g_stats.malformed);
-		}
-	}
+	if (c->resync_why == TRIGGER__COUNT || at < c->resync_at)
+		c->resync_at = at;
+	if (c->resync_why == TRIGGER__COUNT || why == TRIGGER_RESYNC)
+		c->resync_why = why;
 }
 
-struct collect_ctx {
-	struct snapshot *s;
+/* ---- full dumps ---- */
+
+struct dump_ctx {
+	struct mirror *m;
 	struct nlparse_route *pr;
 	int64_t now_ms;
+	struct mirror_delta *d; /* upsert mode (targeted dumps); NULL: load in dump order */
+	uint32_t *ids;		/* rule dumps: tables named */
+	size_t nids, ids_cap;
 };
 
 static int on_link(const struct nlmsghdr *nlh, void *arg)
 {
-	struct collect_ctx *ctx = arg;
+	struct dump_ctx *x = arg;
 	struct route_link l;
 	int ret;
 
@@ -284,26 +147,13 @@ static int on_link(const struct nlmsghdr *nlh, void *arg)
 	ret = nlparse_link(nlh, &l);
 	if (ret <= 0)
 		return ret;
-	return snapshot_add_link(ctx->s, &l);
-}
-
-static int on_route(const struct nlmsghdr *nlh, void *arg)
-{
-	struct collect_ctx *ctx = arg;
-	int ret;
-
-	if (nlh->nlmsg_type != RTM_NEWROUTE)
-		return 0;
-	ret = nlparse_route(nlh, ctx->now_ms, ctx->pr);
-	if (ret <= 0)
-		return ret;
-	return snapshot_add_route(ctx->s, &ctx->pr->r, ctx->pr->nhs, ctx->pr->r.nh_count,
-				  ctx->pr->has_metrics ? &ctx->pr->m : NULL);
+	ret = mirror_set_link(x->m, &l);
+	return ret < 0 ? ret : 0;
 }
 
 static int on_nexthop(const struct nlmsghdr *nlh, void *arg)
 {
-	struct collect_ctx *ctx = arg;
+	struct dump_ctx *x = arg;
 	struct route_nhobj o;
 	int ret;
 
@@ -312,12 +162,28 @@ static int on_nexthop(const struct nlmsghdr *nlh, void *arg)
 	ret = nlparse_nexthop(nlh, &o);
 	if (ret <= 0)
 		return ret;
-	return snapshot_add_nhobj(ctx->s, &o);
+	ret = mirror_set_nhobj(x->m, &o);
+	return ret < 0 ? ret : 0;
+}
+
+static int on_route(const struct nlmsghdr *nlh, void *arg)
+{
+	struct dump_ctx *x = arg;
+	int ret;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE)
+		return 0;
+	ret = nlparse_route(nlh, x->now_ms, x->pr);
+	if (ret <= 0)
+		return ret;
+	if (x->d)
+		return mirror_apply_update(x->m, x->pr, x->d);
+	return mirror_load_route(x->m, x->pr);
 }
 
 static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 {
-	struct collect_ctx *ctx = arg;
+	struct dump_ctx *x = arg;
 	struct prefix_key k;
 	int ret;
 
@@ -326,70 +192,22 @@ static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 	ret = nlparse_prefix_key(nlh, &k);
 	if (ret <= 0)
 		return ret;
-	return snapshot_add_prefix_key(ctx->s, &k);
-}
-
-/*
- * Tables without routes. The kernel never frees a table, and prints a placeholder row for
- * an empty one, but a route dump shows nothing of it. We can ask about a table we know the id
- * of: a strict dump filtered on that table ends cleanly if it exists and with -ENOENT if not.
- * The ids we know: tables that ip -6 rules point to, and tables this process has seen.
- */
-static uint32_t *s_known; /* tables seen in earlier snapshots; collector thread (or startup) */
-static size_t s_nknown;
-
-static void remember_tables(const struct snapshot *s)
-{
-	for (size_t i = 0; i < s->ntables; i++) {
-		size_t k;
-		uint32_t *p;
-
-		for (k = 0; k < s_nknown && s_known[k] != s->tables[i].id; k++)
-			;
-		if (k < s_nknown)
-			continue;
-		p = realloc(s_known, (s_nknown + 1) * sizeof(*p));
-		if (!p)
-			return; /* only a hint: forgetting a table is not an error */
-		s_known = p;
-		s_known[s_nknown++] = s->tables[i].id;
-	}
-}
-
-struct rule_ctx {
-	uint32_t *ids;
-	size_t n, cap;
-};
-
-static int on_rule_id(struct rule_ctx *rc, uint32_t table)
-{
-	if (rc->n == rc->cap) {
-		size_t ncap = rc->cap ? rc->cap * 2 : 16;
-		uint32_t *p = realloc(rc->ids, ncap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		rc->ids = p;
-		rc->cap = ncap;
-	}
-	rc->ids[rc->n++] = table;
+	mirror_mark_prefix(x->m, &k);
 	return 0;
 }
 
-static int on_rule(const struct nlmsghdr *nlh, void *arg)
+/* The table a rule points to (0 if none or not ours). -EBADMSG when malformed. */
+static long rule_table(const struct nlmsghdr *nlh)
 {
-	struct rule_ctx *rc = arg;
 	const struct fib_rule_hdr *frh;
 	const struct rtattr *a;
 	size_t left;
 	uint32_t table;
 
-	if (nlh->nlmsg_type != RTM_NEWRULE)
-		return 0;
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*frh)))
 		return -EBADMSG;
 	frh = NLMSG_DATA(nlh);
-	if (frh->action != FR_ACT_TO_TBL)
+	if (frh->family != AF_INET6 || frh->action != FR_ACT_TO_TBL)
 		return 0;
 	table = frh->table;
 	left = nlh->nlmsg_len - NLMSG_LENGTH(sizeof(*frh));
@@ -401,341 +219,590 @@ static int on_rule(const struct nlmsghdr *nlh, void *arg)
 			memcpy(&table, RTA_DATA(a), sizeof(table));
 		}
 	}
-	return table ? on_rule_id(rc, table) : 0;
+	return table;
 }
 
-static int on_probe(const struct nlmsghdr *nlh, void *arg)
+static int on_rule(const struct nlmsghdr *nlh, void *arg)
 {
-	if (nlh->nlmsg_type == RTM_NEWROUTE)
-		(*(int *)arg)++;
-	return 0;
+	struct dump_ctx *x = arg;
+	long t;
+
+	if (nlh->nlmsg_type != RTM_NEWRULE)
+		return 0;
+	t = rule_table(nlh);
+	if (t <= 0)
+		return (int)t;
+	return push_u32(&x->ids, &x->nids, &x->ids_cap, (uint32_t)t);
 }
 
-/* 1 if table id exists and is empty, 0 if absent, -EINTR if it has routes now (it changed
- * since the route dump), another negative errno on failure. */
-static int probe_table(struct nlconn *strict, uint32_t id)
+/* A strict dump of routes, filtered on table (if table) and device (if oif). */
+static int dump_filtered(struct nlconn *strict, uint32_t table, uint32_t oif, struct dump_ctx *x)
 {
 	struct {
 		struct rtmsg rtm;
-		struct rtattr rta;
-		uint32_t table;
-	} req = { .rtm = { .rtm_family = AF_INET6 },
-		  .rta = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = RTA_TABLE },
-		  .table = id };
-	int routes = 0;
-	int ret = nlconn_dump(strict, RTM_GETROUTE, &req, sizeof(req), on_probe, &routes);
+		struct rtattr a1;
+		uint32_t v1;
+		struct rtattr a2;
+		uint32_t v2;
+	} req;
+	size_t len = sizeof(struct rtmsg);
+	struct rtattr *a = &req.a1;
+	uint32_t *v = &req.v1;
 
-	if (ret == -ENOENT)
-		return 0;
-	if (ret)
-		return ret;
-	return routes ? -EINTR : 1;
-}
-
-/* Add to s the tables that exist without routes, among those we can name. */
-static int find_empty_tables(struct nlconn *c, struct snapshot *s)
-{
-	struct fib_rule_hdr frh = { .family = AF_INET6 };
-	struct rule_ctx rc = { 0 }, dumped = { 0 };
-	struct nlconn strict = { .fd = -1 };
-	int ret;
-
-	ret = nlconn_dump(c, RTM_GETRULE, &frh, sizeof(frh), on_rule, &rc);
-	if (ret == -EOPNOTSUPP || ret == -EAFNOSUPPORT)
-		ret = 0; /* no IPv6 policy routing in this kernel */
-	for (size_t k = 0; !ret && k < s_nknown; k++)
-		ret = on_rule_id(&rc, s_known[k]);
-	if (ret || !rc.n) {
-		free(rc.ids);
-		return ret;
+	memset(&req, 0, sizeof(req));
+	req.rtm.rtm_family = AF_INET6;
+	if (table) {
+		a->rta_len = RTA_LENGTH(sizeof(uint32_t));
+		a->rta_type = RTA_TABLE;
+		*v = table;
+		len += sizeof(*a) + sizeof(*v);
+		a = &req.a2;
+		v = &req.v2;
 	}
-	/* the tables the dump showed: routes come grouped by table, one pass finds them */
-	for (size_t i = 0; !ret && i < s->nroutes; i++)
-		if (i == 0 || s->routes[i].table != s->routes[i - 1].table)
-			ret = on_rule_id(&dumped, s->routes[i].table);
-	if (!ret)
-		ret = nlconn_open(&strict, CONN_STRICT);
-	for (size_t k = 0; !ret && k < rc.n; k++) {
-		uint32_t id = rc.ids[k];
-		int seen = 0, r;
-
-		if (id == RT_TABLE_MAIN || id == RT_TABLE_LOCAL)
-			continue; /* always there; snapshot_finish adds them */
-		for (size_t j = 0; j < k && !seen; j++)
-			seen = rc.ids[j] == id;
-		for (size_t j = 0; j < dumped.n && !seen; j++)
-			seen = dumped.ids[j] == id;
-		if (seen)
-			continue;
-		r = probe_table(&strict, id);
-		if (r == 1)
-			ret = snapshot_add_empty_table(s, id);
-		else if (r < 0)
-			ret = r;
+	if (oif) {
+		a->rta_len = RTA_LENGTH(sizeof(uint32_t));
+		a->rta_type = RTA_OIF;
+		*v = oif;
+		len += sizeof(*a) + sizeof(*v);
 	}
-	nlconn_close(&strict);
-	free(rc.ids);
-	free(dumped.ids);
-	return ret;
-}
-
-static double ts_diff(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-/* Drain the notification socket. Returns 1 if anything relevant arrived, or -ENOBUFS. */
-static int drain_notifications(struct nlconn *n)
-{
-	int got = 0;
-
-	for (;;) {
-		ssize_t len = nlconn_recv(n, MSG_DONTWAIT);
-		const struct nlmsghdr *nlh;
-		size_t left;
-
-		if (len == -EAGAIN || len == -EWOULDBLOCK)
-			return got;
-		if (len == -ENOBUFS) {
-			stats_inc(g_stats.enobufs);
-			return -ENOBUFS;
-		}
-		if (len < 0) {
-			stats_inc(g_stats.errors[CERR_RECV]);
-			return got;
-		}
-		left = (size_t)len;
-		for (nlh = (const struct nlmsghdr *)n->buf; NLMSG_OK(nlh, left);
-		     nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE ||
-			    nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK ||
-			    nlh->nlmsg_type == RTM_NEWNEXTHOP ||
-			    nlh->nlmsg_type == RTM_DELNEXTHOP) {
-				stats_inc(g_stats.notifications);
-				got = 1;
-			}
-		}
-	}
+	return nlconn_dump(strict, RTM_GETROUTE, &req, len, on_route, x);
 }
 
 /*
- * One complete collection on c: links, nexthop objects, routes, prefix routes; sealed.
- *
- * The kernel does not flag an IPv6 route dump that a change interrupted (no
- * NLM_F_DUMP_INTR): when a table changes between two batches of the dump, the walk restarts
- * and skips as many routes as it already sent, so a route can come twice or not at all. So a
- * dump is only trusted if the notification socket watch (drained just before) received no
- * route, link or nexthop event by the time the dump ended: then the kernel did not change
- * while we read it. Otherwise it is redone, a few times, and if the kernel never holds still
- * long enough the collection fails with -EAGAIN and the previous snapshot stays.
+ * Tables without routes: the kernel never frees a table and prints a placeholder row for an
+ * empty one, but a route dump shows nothing of it. A strict dump filtered on a table id ends
+ * cleanly if the table exists and with -ENOENT if not. Probed: the tables rules point to, and
+ * the tables the previous mirror knew (prev may be NULL).
  */
-static int collect_with(struct nlconn *c, struct nlconn *watch, struct nlparse_route *pr,
-			struct snapshot **out);
-
-static int collect(struct nlconn *c, struct nlconn *watch, struct snapshot **out)
+static int find_empty_tables(struct nlconn *c, struct mirror *m, const uint32_t *prev_ids,
+			     size_t nprev)
 {
-	struct nlparse_route *pr = malloc(sizeof(*pr)); /* ~25 KiB: not on the stack */
+	struct fib_rule_hdr frh = { .family = AF_INET6 };
+	struct dump_ctx x = { .m = m };
+	struct nlconn strict = { .fd = -1 };
 	int ret;
 
-	if (!pr)
-		return -ENOMEM;
-	ret = collect_with(c, watch, pr, out);
-	free(pr);
+	ret = nlconn_dump(c, RTM_GETRULE, &frh, sizeof(frh), on_rule, &x);
+	if (ret == -EOPNOTSUPP || ret == -EAFNOSUPPORT)
+		ret = 0; /* no IPv6 policy routing in this kernel */
+	for (size_t k = 0; !ret && k < nprev; k++)
+		ret = push_u32(&x.ids, &x.nids, &x.ids_cap, prev_ids[k]);
+	if (!ret && x.nids)
+		ret = nlconn_open(&strict, NLCONN_STRICT);
+	for (size_t k = 0; !ret && k < x.nids; k++) {
+		uint32_t id = x.ids[k];
+		struct dump_ctx probe = { .m = m };
+		int r;
+
+		if (id == RT_TABLE_MAIN || id == RT_TABLE_LOCAL || mirror_has_table(m, id))
+			continue; /* main and local always exist; the snapshot adds them */
+		r = dump_filtered(&strict, id, 0, &probe);
+		if (r == -ENOENT)
+			continue;
+		if (r)
+			ret = r;
+		else if (!mirror_has_table(m, id))
+			ret = mirror_add_table(m, id, 0);
+	}
+	nlconn_close(&strict);
+	free(x.ids);
 	return ret;
 }
 
-static int collect_with(struct nlconn *c, struct nlconn *watch, struct nlparse_route *pr,
-			struct snapshot **out)
+/* One complete dump of the namespace into a new mirror. prev_ids: tables known before (they
+ * exist until the namespace goes, and are probed if the dump shows none of their routes). */
+static int full_dump(struct coll *c, const uint32_t *prev_ids, size_t nprev, struct mirror **out)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nhmsg nhm = { .nh_family = AF_UNSPEC };
 	struct rtmsg rtm = { .rtm_family = AF_INET6 };
 	struct rtmsg rtm_prefix = { .rtm_family = AF_INET6, .rtm_flags = RTM_F_PREFIX };
-	struct timespec t0, t1;
-	int ret = -EAGAIN;
-
-	for (int attempt = 0; attempt < DUMP_RETRIES; attempt++) {
-		struct collect_ctx ctx = { .pr = pr };
-
-		if (attempt) {
-			struct timespec pause = { 0, 5000000L * attempt }; /* let a burst pass */
-
-			stats_inc(g_stats.dump_intr_redone);
-			nanosleep(&pause, NULL);
-		}
-		if (watch)
-			drain_notifications(watch); /* what happened before is in the dump */
-		ret = snapshot_new(&ctx.s);
-		if (ret)
-			return ret;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		clock_gettime(CLOCK_REALTIME, &ctx.s->taken_at);
-		ctx.now_ms = ctx.s->taken_mono_ms =
-		    (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
-		ret = nlconn_dump(c, RTM_GETLINK, &ifi, sizeof(ifi), on_link, &ctx);
-		if (!ret) {
-			/* nexthop objects: /proc shows a route's object's first nexthop, which
-			 * the route dump leaves out when nexthop_compat_mode is 0. Kernels
-			 * without nexthop objects refuse the dump: nothing to resolve then. */
-			ret = nlconn_dump(c, RTM_GETNEXTHOP, &nhm, sizeof(nhm), on_nexthop, &ctx);
-			if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -EAFNOSUPPORT)
-				ret = 0;
-		}
-		if (!ret)
-			ret = nlconn_dump(c, RTM_GETROUTE, &rtm, sizeof(rtm), on_route, &ctx);
-		if (!ret)
-			ret = nlconn_dump(c, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix),
-					  on_prefix, &ctx);
-		if (!ret)
-			ret = find_empty_tables(c, ctx.s);
-		if (!ret && watch && drain_notifications(watch) != 0)
-			ret = -EINTR; /* the kernel changed while we read it */
-		if (ret == -EINTR) {
-			log_debug("the tables changed during the dump; redoing it");
-			snapshot_free(ctx.s);
-			continue;
-		}
-		if (!ret)
-			ret = names_load(NULL, &ctx.s->names);
-		if (!ret)
-			ret = snapshot_finish(ctx.s);
-		if (ret) {
-			if (ret == -ENOMEM)
-				stats_inc(g_stats.errors[CERR_NOMEM]);
-			snapshot_free(ctx.s);
-			return ret;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		ctx.s->duration_s = ts_diff(&t0, &t1);
-		*out = ctx.s;
-		return 0;
-	}
-	stats_inc(g_stats.errors[CERR_DUMP_INTR_GAVE_UP]);
-	return -EAGAIN;
-}
-
-int collector_collect_once(struct snapshot **out)
-{
-	struct nlconn c, w;
-	int ret = nlconn_open(&c, CONN_DUMP);
-
-	if (ret)
-		return ret;
-	ret = nlconn_open(&w, CONN_NOTIFY);
-	if (ret) {
-		nlconn_close(&c);
-		return ret;
-	}
-	/* a busy kernel: keep trying for a while rather than fail */
-	for (int round = 0; round < STARTUP_ROUNDS; round++) {
-		ret = collect(&c, &w, out);
-		if (ret != -EAGAIN)
-			break;
-	}
-	nlconn_close(&c);
-	nlconn_close(&w);
-	return ret;
-}
-
-/* Run one collection and publish it. Returns 0 or the error (previous snapshot stays). */
-static int collect_and_publish(struct nlconn *c, struct nlconn *watch, enum collector_trigger why)
-{
-	struct snapshot *s = NULL, *old;
+	struct dump_ctx x = { .pr = c->pr, .now_ms = snapshot_now_ms() };
 	int ret;
 
-	stats_set(g_stats.last_attempt_mono_ms, snapshot_now_ms());
-	if (s_fail_after >= 0 && s_ok_count >= s_fail_after)
-		ret = -EIO; /* injected by RTSNAP_TEST_FAIL_AFTER */
-	else
-		ret = collect(c, watch, &s);
-	if (ret == -EAGAIN) {
-		/* the tables never held still during a dump: not a failure of ours; the
-		 * snapshot ages and turns stale by age if this goes on */
-		log_debug("collection (%s) postponed: the tables kept changing during the dump",
-			  stats_trigger_name(why));
+	ret = mirror_new(&x.m);
+	if (ret)
 		return ret;
+	ret = nlconn_dump(&c->dump, RTM_GETLINK, &ifi, sizeof(ifi), on_link, &x);
+	if (!ret) {
+		/* /proc shows a route's object's first nexthop, which the route dump leaves
+		 * out when nexthop_compat_mode is 0; kernels without objects refuse the dump */
+		ret = nlconn_dump(&c->dump, RTM_GETNEXTHOP, &nhm, sizeof(nhm), on_nexthop, &x);
+		if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -EAFNOSUPPORT)
+			ret = 0;
 	}
+	if (!ret) {
+		x.now_ms = snapshot_now_ms();
+		ret = nlconn_dump(&c->dump, RTM_GETROUTE, &rtm, sizeof(rtm), on_route, &x);
+	}
+	if (!ret)
+		ret = nlconn_dump(&c->dump, RTM_GETROUTE, &rtm_prefix, sizeof(rtm_prefix),
+				  on_prefix, &x);
+	if (!ret)
+		ret = find_empty_tables(&c->dump, x.m, prev_ids, nprev);
 	if (ret) {
-		stats_set(g_stats.last_error, ret);
-		log_warn("collection (%s) failed: %s; keeping the previous snapshot",
-			 stats_trigger_name(why), strerror(-ret));
+		if (ret == -ENOMEM)
+			stats_inc(g_stats.errors[CERR_NOMEM]);
+		mirror_free(x.m);
 		return ret;
 	}
-	s_ok_count++;
-	s->trigger = (uint32_t)why;
-	stats_observe_duration(s->duration_s);
-	old = snapshot_acquire(); /* kept past the publish to count what changed */
-	snapshot_publish(s);
-	if (old) {
-		uint32_t added, removed;
-
-		if (!snapshot_diff(old, s, &added, &removed)) {
-			stats_set(g_stats.last_added, added);
-			stats_set(g_stats.last_removed, removed);
-		}
-		snapshot_release(old);
-	} else {
-		uint32_t n = 0;
-
-		for (size_t i = 0; i < s->nroutes; i++)
-			n += !s->routes[i].placeholder;
-		stats_set(g_stats.last_added, n);
-		stats_set(g_stats.last_removed, 0);
-	}
-	/* s stays valid here: only this thread can retire it, at the next publish */
-	stats_set(g_stats.last_error, 0);
-	stats_set(g_stats.last_ok_mono_ms, snapshot_now_ms());
-	stats_inc(g_stats.collections[why]);
-	log_debug("published generation %llu: %zu records in %zu tables, %.3f s (%s)",
-		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
-		  stats_trigger_name(why));
-	remember_tables(s); /* so that we notice when one of them is emptied */
-	procfile_notify();  /* the --proc-file writer, if any, picks the new snapshot up */
+	*out = x.m;
 	return 0;
 }
 
-/* The next expiry deadline after the snapshot was taken, or 0. O(log expiring). */
-static int64_t next_expiry(const struct snapshot *s)
-{
-	size_t k = snapshot_expiring_after(s, s->taken_mono_ms);
+/* ---- notifications ---- */
 
-	return k < s->nexpiring ? s->routes[s->expiring[k]].expires_ms : 0;
+static void apply_route(struct coll *c, const struct nlmsghdr *nlh)
+{
+	int ret = nlparse_route(nlh, snapshot_now_ms(), c->pr);
+
+	if (ret == -EBADMSG) {
+		stats_inc(g_stats.malformed);
+		return;
+	}
+	if (ret <= 0)
+		return;
+	if (nlh->nlmsg_type == RTM_NEWROUTE) {
+		const struct route *r = &c->pr->r;
+
+		stats_inc(g_stats.notify_applied[NOTIFY_ROUTE_NEW]);
+		ret = mirror_apply_new(c->m, c->pr, nlh->nlmsg_flags, &c->delta);
+		/* an RA prefix route looks like any connected route; its RTF_PREFIX_RT mark
+		 * comes only from an RTM_F_PREFIX dump (an RA also sends RTM_NEWPREFIX) */
+		if (r->protocol == RTPROT_KERNEL && r->type == RTN_UNICAST && r->nh_count == 1 &&
+		    !r->nh.has_gw && r->dst_len && !r->src_len)
+			c->want_prefix = 1;
+	} else {
+		uint32_t unknown = c->delta.unknown;
+
+		stats_inc(g_stats.notify_applied[NOTIFY_ROUTE_DEL]);
+		ret = mirror_apply_del(c->m, c->pr, &c->delta);
+		if (c->delta.unknown != unknown)
+			stats_add(g_stats.unknown_deletes, c->delta.unknown - unknown);
+	}
+	if (ret == -ENOMEM) {
+		/* the mirror no longer matches the kernel: start over from a dump */
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+		c->m_valid = 0;
+		schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms());
+	}
+	mark_dirty(c);
 }
+
+static void apply_link(struct coll *c, const struct nlmsghdr *nlh)
+{
+	struct route_link l;
+	int ret;
+
+	stats_inc(g_stats.notify_applied[NOTIFY_LINK]);
+	if (nlh->nlmsg_type == RTM_DELLINK) {
+		const struct ifinfomsg *ifi = NLMSG_DATA(nlh);
+		uint32_t ifindex;
+
+		if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) || ifi->ifi_index <= 0) {
+			stats_inc(g_stats.malformed);
+			return;
+		}
+		ifindex = (uint32_t)ifi->ifi_index;
+		if (mirror_link_has_nhobj(c->m, ifindex)) {
+			/* the kernel flushes its nexthop objects without RTM_DELNEXTHOP */
+			c->want_nexthops = 1;
+			c->want_groups = 1;
+		}
+		mirror_del_link(c->m, ifindex, &c->delta);
+		mark_dirty(c);
+		return;
+	}
+	ret = nlparse_link(nlh, &l);
+	if (ret == -EBADMSG)
+		stats_inc(g_stats.malformed);
+	if (ret <= 0)
+		return;
+	ret = mirror_set_link(c->m, &l);
+	if (ret < 0) {
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+		return;
+	}
+	if (ret & MIRROR_LINK_STATE) {
+		/* carrier and admin state change nexthop flags (linkdown, dead) silently */
+		if (push_u32(&c->oifs, &c->noifs, &c->oifs_cap, l.ifindex))
+			stats_inc(g_stats.errors[CERR_NOMEM]);
+		if (!(l.flags & IFF_UP) && mirror_link_has_nhobj(c->m, l.ifindex)) {
+			c->want_nexthops = 1;
+			c->want_groups = 1;
+		}
+	}
+	if (ret)
+		mark_dirty(c); /* names and flags are rendered */
+}
+
+static void apply_nexthop(struct coll *c, const struct nlmsghdr *nlh)
+{
+	struct route_nhobj o;
+	int ret;
+
+	stats_inc(g_stats.notify_applied[NOTIFY_NEXTHOP]);
+	ret = nlparse_nexthop(nlh, &o);
+	if (ret == -EBADMSG)
+		stats_inc(g_stats.malformed);
+	if (ret <= 0)
+		return;
+	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
+		/* groups that held it shrink; routes over them are not re-announced */
+		if (mirror_has_groups(c->m))
+			c->want_groups = 1;
+		mirror_del_nhobj(c->m, o.id, &c->delta);
+		mark_dirty(c);
+		return;
+	}
+	ret = mirror_set_nhobj(c->m, &o);
+	if (ret < 0)
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+	else if (ret)
+		mark_dirty(c);
+}
+
+static void apply_rule(struct coll *c, const struct nlmsghdr *nlh)
+{
+	long t;
+
+	stats_inc(g_stats.notify_applied[NOTIFY_RULE]);
+	if (nlh->nlmsg_type != RTM_NEWRULE)
+		return;
+	t = rule_table(nlh);
+	if (t == -EBADMSG)
+		stats_inc(g_stats.malformed);
+	/* a rule creates its table if it does not exist: probe it */
+	if (t > 0 && !mirror_has_table(c->m, (uint32_t)t) &&
+	    push_u32(&c->probes, &c->nprobes, &c->probes_cap, (uint32_t)t))
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+}
+
+static void apply_message(struct coll *c, const struct nlmsghdr *nlh)
+{
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		apply_route(c, nlh);
+		break;
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		apply_link(c, nlh);
+		break;
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		apply_nexthop(c, nlh);
+		break;
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		apply_rule(c, nlh);
+		break;
+	case RTM_NEWPREFIX:
+		stats_inc(g_stats.notify_applied[NOTIFY_PREFIX]);
+		c->want_prefix = 1;
+		break;
+	default:
+		return;
+	}
+	stats_inc(g_stats.notifications);
+}
+
+static void on_overflow(struct coll *c)
+{
+	int64_t now = snapshot_now_ms();
+
+	stats_inc(g_stats.enobufs);
+	if (now - stats_get(g_stats.last_enobufs_mono_ms) >= ENOBUFS_LOG_MS ||
+	    !stats_get(g_stats.last_enobufs_mono_ms))
+		log_warn("the kernel dropped change notifications (ENOBUFS, %llu times so far); "
+			 "resyncing with a full dump",
+			 (unsigned long long)stats_get(g_stats.enobufs));
+	stats_set(g_stats.last_enobufs_mono_ms, now);
+	c->m_valid = 0;
+	schedule_resync(c, TRIGGER_RESYNC, now);
+}
+
+/*
+ * Read and apply what the notification socket holds, for at most budget_ms (0: until it is
+ * empty). Returns 1 if it is empty now, 0 if the budget ran out first.
+ */
+static int drain(struct coll *c, int64_t budget_ms)
+{
+	int64_t end = budget_ms ? snapshot_now_ms() + budget_ms : 0;
+
+	for (;;) {
+		ssize_t len = nlconn_recv(&c->notify, MSG_DONTWAIT);
+		const struct nlmsghdr *nlh;
+		size_t left;
+
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			return 1;
+		if (len == -ENOBUFS) {
+			on_overflow(c);
+			continue;
+		}
+		if (len < 0) {
+			stats_inc(g_stats.errors[CERR_RECV]);
+			return 1;
+		}
+		left = (size_t)len;
+		for (nlh = (const struct nlmsghdr *)c->notify.buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left))
+			apply_message(c, nlh);
+		if (left) {
+			stats_inc(g_stats.errors[CERR_TRUNCATED]);
+			stats_inc(g_stats.malformed);
+		}
+		if (end && snapshot_now_ms() >= end)
+			return 0;
+	}
+}
+
+/* Whether a notification is waiting. */
+static int notify_pending(struct coll *c)
+{
+	struct pollfd p = { .fd = c->notify.fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLERR));
+}
+
+/* ---- targeted dumps ---- */
+
+static void targeted_done(enum tdump_reason why, int ret)
+{
+	stats_inc(g_stats.targeted_dumps[why]);
+	if (ret && ret != -ENOENT)
+		log_warn("targeted dump (%s) failed: %s", stats_tdump_name(why), strerror(-ret));
+}
+
+/* Run what the kernel left unannounced. Notifications that arrive meanwhile are applied after,
+ * so they win over what a dump said. */
+static void run_targeted(struct coll *c)
+{
+	struct nlconn strict = { .fd = -1 };
+	struct dump_ctx x = { .m = c->m, .pr = c->pr, .d = &c->delta };
+	int ret;
+
+	if (!c->noifs && !c->nprobes && !c->want_prefix && !c->want_nexthops && !c->want_groups)
+		return;
+	if (c->noifs || c->nprobes || c->want_groups) {
+		ret = nlconn_open(&strict, NLCONN_STRICT);
+		if (ret) {
+			log_warn("targeted dumps: no strict socket: %s", strerror(-ret));
+			schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms());
+			goto out;
+		}
+	}
+	if (c->want_nexthops) {
+		struct nhmsg nhm = { .nh_family = AF_UNSPEC };
+
+		mirror_clear_nhobjs(c->m);
+		ret = nlconn_dump(&c->dump, RTM_GETNEXTHOP, &nhm, sizeof(nhm), on_nexthop, &x);
+		targeted_done(TDUMP_NEXTHOP, ret == -EOPNOTSUPP ? 0 : ret);
+	}
+	for (size_t i = 0; i < c->noifs; i++) {
+		x.now_ms = snapshot_now_ms();
+		ret = dump_filtered(&strict, 0, c->oifs[i], &x);
+		targeted_done(TDUMP_LINK, ret == -ENODEV ? 0 : ret);
+	}
+	for (size_t i = 0; i < c->nprobes; i++) {
+		x.now_ms = snapshot_now_ms();
+		ret = dump_filtered(&strict, c->probes[i], 0, &x);
+		if (!ret && !mirror_has_table(c->m, c->probes[i]) &&
+		    mirror_add_table(c->m, c->probes[i], 1))
+			ret = -ENOMEM;
+		targeted_done(TDUMP_RULE, ret);
+	}
+	if (c->want_groups) {
+		uint32_t *ids = NULL;
+		long n = mirror_group_tables(c->m, &ids);
+
+		for (long i = 0; i < n; i++) {
+			x.now_ms = snapshot_now_ms();
+			ret = dump_filtered(&strict, ids[i], 0, &x);
+			targeted_done(TDUMP_GROUP, ret);
+		}
+		free(ids);
+	}
+	if (c->want_prefix) {
+		struct rtmsg rtm = { .rtm_family = AF_INET6, .rtm_flags = RTM_F_PREFIX };
+
+		ret = nlconn_dump(&c->dump, RTM_GETROUTE, &rtm, sizeof(rtm), on_prefix, &x);
+		targeted_done(TDUMP_PREFIX, ret);
+	}
+	mark_dirty(c);
+out:
+	nlconn_close(&strict);
+	c->noifs = c->nprobes = 0;
+	c->want_prefix = c->want_nexthops = c->want_groups = 0;
+}
+
+/* ---- resync ---- */
+
+/*
+ * Full dump, compared with the mirror and adopted as described at the top. Returns 0, or a
+ * negative errno (the mirror and the published snapshot stay as they were).
+ */
+static int resync(struct coll *c, enum collector_trigger why)
+{
+	struct mirror *d = NULL;
+	uint32_t *ids = NULL, only_m = 0, only_k = 0;
+	long nids = 0;
+	int trusted, ret;
+	int64_t t0;
+
+	drain(c, 0); /* what happened before is in the dump; apply it to the mirror first */
+	if (c->m)
+		nids = mirror_table_ids(c->m, &ids);
+	if (nids < 0)
+		nids = 0;
+	t0 = snapshot_now_ms();
+	ret = full_dump(c, ids, (size_t)nids, &d);
+	free(ids);
+	stats_inc(g_stats.full_dumps[why]);
+	if (ret) {
+		stats_set(g_stats.last_error, ret);
+		log_warn("full dump (%s) failed: %s; keeping the previous snapshot",
+			 stats_trigger_name(why), strerror(-ret));
+		if (ret != -ENOMEM) {
+			/* the dump socket may be out of step: a new one, and try again soon */
+			nlconn_close(&c->dump);
+			if (nlconn_open(&c->dump, NLCONN_DUMP))
+				stats_inc(g_stats.errors[CERR_SOCKET]);
+		}
+		schedule_resync(c, why, snapshot_now_ms() + RESYNC_RETRY_MIN_MS);
+		return ret == -EAGAIN ? -ETIMEDOUT : ret;
+	}
+	trusted = !notify_pending(c);
+	if (!trusted && c->m_valid) {
+		/* the kernel changed while we read it: the dump may miss live routes */
+		stats_inc(g_stats.resyncs_postponed);
+		log_debug("resync (%s) postponed: the tables changed during the dump",
+			  stats_trigger_name(why));
+		mirror_free(d);
+		c->resync_backoff_ms =
+		    c->resync_backoff_ms ? c->resync_backoff_ms * 2 : RESYNC_RETRY_MIN_MS;
+		if (c->resync_backoff_ms < 4 * (snapshot_now_ms() - t0))
+			c->resync_backoff_ms = 4 * (snapshot_now_ms() - t0);
+		if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
+			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
+		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+		return -EAGAIN;
+	}
+	if (c->m && c->m_valid) {
+		if (!mirror_diff(c->m, d, "resync drift", 10, &only_m, &only_k) &&
+		    only_m + only_k) {
+			stats_add(g_stats.resync_drift_routes, only_m + only_k);
+			log_warn("resync (%s): the mirror differed from the kernel in %u routes "
+				 "(%u only in the mirror, %u only in the kernel); adopted the dump",
+				 stats_trigger_name(why), only_m + only_k, only_m, only_k);
+		}
+	}
+	/* publish what differs; an operator's SIGHUP always gets a new generation */
+	if (!c->m || !c->m_valid || only_m + only_k || why == TRIGGER_SIGNAL)
+		mark_dirty(c);
+	mirror_free(c->m);
+	c->m = d;
+	c->m_valid = trusted;
+	c->noifs = c->nprobes = 0;
+	c->want_prefix = c->want_nexthops = c->want_groups = 0;
+	if (trusted) {
+		c->resync_backoff_ms = 0;
+		stats_set(g_stats.last_ok_mono_ms, snapshot_now_ms());
+	} else {
+		/* adopted because we had nothing better; check again when it is quieter */
+		stats_inc(g_stats.resyncs_postponed);
+		c->resync_backoff_ms =
+		    c->resync_backoff_ms ? c->resync_backoff_ms * 2 : RESYNC_RETRY_MIN_MS;
+		if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
+			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
+		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+	}
+	drain(c, 0); /* what changed during the dump */
+	if (!c->dirty)
+		stats_set(g_stats.last_error, 0);
+	return 0;
+}
+
+/* ---- publication ---- */
+
+static int publish(struct coll *c, enum collector_trigger why)
+{
+	struct snapshot *s = NULL;
+	struct timespec t0, t1;
+	int64_t now;
+	int ret;
+
+	stats_set(g_stats.last_attempt_mono_ms, snapshot_now_ms());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (s_fail_after >= 0 && s_ok_count >= s_fail_after)
+		ret = -EIO; /* injected by RTSNAP_TEST_FAIL_AFTER */
+	else
+		ret = mirror_snapshot(c->m, &s);
+	if (ret) {
+		if (ret == -ENOMEM)
+			stats_inc(g_stats.errors[CERR_NOMEM]);
+		stats_set(g_stats.last_error, ret);
+		log_warn("publication (%s) failed: %s; keeping the previous snapshot",
+			 stats_trigger_name(why), strerror(-ret));
+		c->fail_until_ms = snapshot_now_ms() + 1000;
+		return ret;
+	}
+	clock_gettime(CLOCK_REALTIME, &s->taken_at);
+	s->taken_mono_ms = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
+	s->trigger = (uint32_t)why;
+	snapshot_publish(s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->duration_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	now = snapshot_now_ms();
+	s_ok_count++;
+	stats_observe_duration(s->duration_s);
+	stats_observe_latency((double)(now - c->dirty_since_ms) / 1000.0);
+	stats_set(g_stats.last_added, c->delta.added + c->delta.changed);
+	stats_set(g_stats.last_removed, c->delta.removed + c->delta.changed);
+	stats_set(g_stats.last_error, 0);
+	stats_set(g_stats.last_ok_mono_ms, now);
+	stats_inc(g_stats.collections[why]);
+	stats_inc(g_stats.publications);
+	stats_set(g_stats.mirror_routes, mirror_routes(c->m));
+	stats_set(g_stats.mirror_bytes, mirror_bytes(c->m));
+	log_debug("published generation %llu: %zu records in %zu tables, built in %.3f s (%s)",
+		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
+		  stats_trigger_name(why));
+	/* s stays valid here: only this thread can retire it, at the next publish */
+	c->dirty = 0;
+	memset(&c->delta, 0, sizeof(c->delta));
+	/* at most one publication per debounce, and building at most half the time */
+	c->next_pub_ms = now + (int64_t)s_opts.debounce_ms;
+	if (c->next_pub_ms < now + (int64_t)(s->duration_s * 1000))
+		c->next_pub_ms = now + (int64_t)(s->duration_s * 1000);
+	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
+	return 0;
+}
+
+/* ---- the thread ---- */
 
 static void *collector_main(void *arg)
 {
-	struct nlconn dump, notify;
-	int64_t next_interval, change_at = 0, last_end;
-	double last_dur = 0;
+	struct coll *c = arg;
+	enum collector_trigger pub_why = TRIGGER_CHANGE;
 
-	(void)arg;
-	if (nlconn_open(&dump, CONN_DUMP) || nlconn_open(&notify, CONN_NOTIFY)) {
-		log_err("collector: cannot open netlink sockets");
-		stats_inc(g_stats.errors[CERR_SOCKET]);
-		stats_set(g_stats.last_error, -EIO);
-		return NULL;
-	}
-	last_end = snapshot_now_ms();
-	next_interval = s_opts.interval_s ? last_end + (int64_t)s_opts.interval_s * 1000 : 0;
 	while (!__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd pfd[2] = { { .fd = s_evfd, .events = POLLIN },
-					 { .fd = notify.fd, .events = POLLIN } };
-		int64_t now = snapshot_now_ms(), wake = INT64_MAX, expiry = 0;
-		enum collector_trigger why = TRIGGER__COUNT;
-		struct snapshot *cur;
-		int timeout, r;
+					 { .fd = c->notify.fd, .events = POLLIN } };
+		int64_t now = snapshot_now_ms(), wake = INT64_MAX;
+		int timeout, empty = 1;
 
-		cur = snapshot_acquire();
-		if (cur) {
-			expiry = next_expiry(cur);
-			snapshot_release(cur);
+		if (c->next_interval_ms)
+			wake = c->next_interval_ms;
+		if (c->resync_why != TRIGGER__COUNT && c->resync_at < wake)
+			wake = c->resync_at;
+		if (c->dirty) {
+			int64_t t =
+			    c->next_pub_ms > c->fail_until_ms ? c->next_pub_ms : c->fail_until_ms;
+			if (t < wake)
+				wake = t;
 		}
-		if (next_interval)
-			wake = next_interval;
-		if (change_at && change_at < wake)
-			wake = change_at;
-		if (expiry && expiry + 20 < wake)
-			wake = expiry + 20; /* just after the deadline */
 		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -747,52 +814,111 @@ static void *collector_main(void *arg)
 		}
 		if (__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE))
 			break;
-		if (pfd[1].revents & (POLLIN | POLLERR)) {
-			int got = drain_notifications(&notify);
+		if (pfd[1].revents & (POLLIN | POLLERR))
+			empty = drain(c, DRAIN_BUDGET_MS);
+		if (empty)
+			run_targeted(c);
+		now = snapshot_now_ms();
+		if (__atomic_exchange_n(&s_resync, 0, __ATOMIC_ACQ_REL))
+			schedule_resync(c, TRIGGER_SIGNAL, now);
+		if (c->next_interval_ms && now >= c->next_interval_ms) {
+			schedule_resync(c, TRIGGER_INTERVAL, now);
+			c->next_interval_ms = now + (int64_t)s_opts.interval_s * 1000;
+		}
+		if (c->resync_why != TRIGGER__COUNT && now >= c->resync_at) {
+			enum collector_trigger why = c->resync_why;
 
-			if (got == -ENOBUFS) {
-				why = TRIGGER_RESYNC;
-			} else if (got > 0 && !change_at) {
-				/* debounce; and never spend more than half the time dumping */
-				int64_t gap = (int64_t)(last_dur * 1000);
-
-				change_at = snapshot_now_ms() + s_opts.debounce_ms;
-				if (change_at < last_end + gap)
-					change_at = last_end + gap;
-			}
+			c->resync_why = TRIGGER__COUNT;
+			if (resync(c, why) == 0 && c->dirty)
+				pub_why = why;
 		}
 		now = snapshot_now_ms();
-		if (why == TRIGGER__COUNT && __atomic_exchange_n(&s_resync, 0, __ATOMIC_ACQ_REL))
-			why = TRIGGER_SIGNAL;
-		if (why == TRIGGER__COUNT && change_at && now >= change_at)
-			why = TRIGGER_CHANGE;
-		if (why == TRIGGER__COUNT && expiry && now >= expiry + 20)
-			why = TRIGGER_EXPIRY;
-		if (why == TRIGGER__COUNT && next_interval && now >= next_interval)
-			why = TRIGGER_INTERVAL;
-		if (why == TRIGGER__COUNT)
-			continue;
-		r = collect_and_publish(&dump, &notify, why);
-		if (r == -EIO) {
-			nlconn_close(&dump);
-			if (nlconn_open(&dump, CONN_DUMP))
-				stats_inc(g_stats.errors[CERR_SOCKET]);
+		if (c->dirty && now >= c->next_pub_ms && now >= c->fail_until_ms) {
+			if (publish(c, pub_why) == 0)
+				pub_why = TRIGGER_CHANGE;
 		}
-		last_end = snapshot_now_ms();
-		/* postponed by churn: try again soon (what we drained is still unapplied) */
-		change_at = r == -EAGAIN ? last_end + 50 + s_opts.debounce_ms : 0;
-		last_dur = (double)(last_end - now) / 1000.0;
-		if (s_opts.interval_s)
-			next_interval = last_end + (int64_t)s_opts.interval_s * 1000;
 	}
-	nlconn_close(&dump);
-	nlconn_close(&notify);
 	return NULL;
+}
+
+/* Open the sockets (notifications first, so nothing is lost between the dump and them). */
+static int coll_open(struct coll *c)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->dump.fd = c->notify.fd = -1;
+	c->resync_why = TRIGGER__COUNT;
+	c->pr = malloc(sizeof(*c->pr)); /* ~25 KiB: not on the stack */
+	if (!c->pr)
+		return -ENOMEM;
+	ret = nlconn_open(&c->notify, NLCONN_NOTIFY);
+	if (!ret)
+		ret = nlconn_open(&c->dump, NLCONN_DUMP);
+	return ret;
+}
+
+static void coll_close(struct coll *c)
+{
+	nlconn_close(&c->dump);
+	nlconn_close(&c->notify);
+	mirror_free(c->m);
+	free(c->pr);
+	free(c->oifs);
+	free(c->probes);
+	memset(c, 0, sizeof(*c));
+	c->dump.fd = c->notify.fd = -1;
+}
+
+/* The first full dump: tried until one is trusted, then the last one is taken anyway. */
+static int first_dump(struct coll *c)
+{
+	int ret = -EAGAIN;
+
+	for (int i = 0; i < STARTUP_TRIES; i++) {
+		c->m_valid = 1; /* an untrusted dump is refused, and retried here */
+		ret = resync(c, TRIGGER_STARTUP);
+		if (ret != -EAGAIN)
+			break;
+		c->resync_why = TRIGGER__COUNT;
+		{
+			struct timespec pause = { 0, 5000000L * (i + 1) }; /* let a burst pass */
+
+			nanosleep(&pause, NULL);
+		}
+	}
+	if (ret == -EAGAIN) {
+		/* the kernel never held still: serve what the last dump saw and check later */
+		log_info("the tables kept changing during every dump; starting from an "
+			 "untrusted dump and resyncing when it is quieter");
+		c->m_valid = 0;
+		ret = resync(c, TRIGGER_STARTUP);
+	}
+	if (!ret && !c->m_valid && !c->dirty)
+		mark_dirty(c);
+	return ret;
+}
+
+int collector_collect_once(struct snapshot **out)
+{
+	struct coll c;
+	int ret = coll_open(&c);
+
+	if (!ret)
+		ret = first_dump(&c);
+	if (!ret)
+		ret = mirror_snapshot(c.m, out);
+	if (!ret) {
+		clock_gettime(CLOCK_REALTIME, &(*out)->taken_at);
+		(*out)->taken_mono_ms = snapshot_now_ms();
+	}
+	coll_close(&c);
+	return ret;
 }
 
 int collector_start(const struct collector_opts *o)
 {
-	struct nlconn c, w;
+	struct coll *c = &s_c;
 	int ret;
 
 	s_opts = *o;
@@ -801,26 +927,22 @@ int collector_start(const struct collector_opts *o)
 	s_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s_evfd < 0)
 		return -errno;
-	ret = nlconn_open(&c, CONN_DUMP);
-	if (ret)
-		return ret;
-	ret = nlconn_open(&w, CONN_NOTIFY);
+	ret = coll_open(c);
+	if (!ret)
+		ret = first_dump(c);
+	if (!ret)
+		ret = publish(c, TRIGGER_STARTUP);
 	if (ret) {
-		nlconn_close(&c);
+		coll_close(c);
 		return ret;
 	}
-	for (int round = 0; round < STARTUP_ROUNDS; round++) {
-		ret = collect_and_publish(&c, &w, TRIGGER_STARTUP);
-		if (ret != -EAGAIN)
-			break;
-	}
-	nlconn_close(&c);
-	nlconn_close(&w);
-	if (ret)
-		return ret;
-	ret = pthread_create(&s_thread, NULL, collector_main, NULL);
-	if (ret)
+	c->next_interval_ms =
+	    s_opts.interval_s ? snapshot_now_ms() + (int64_t)s_opts.interval_s * 1000 : 0;
+	ret = pthread_create(&s_thread, NULL, collector_main, c);
+	if (ret) {
+		coll_close(c);
 		return -ret;
+	}
 	s_running = 1;
 	return 0;
 }
@@ -846,9 +968,7 @@ void collector_stop(void)
 		log_debug("eventfd write: %s", strerror(errno));
 	pthread_join(s_thread, NULL);
 	s_running = 0;
-	free(s_known);
-	s_known = NULL;
-	s_nknown = 0;
+	coll_close(&s_c);
 out:
 	if (s_evfd >= 0)
 		close(s_evfd);

@@ -320,6 +320,43 @@ static void iso8601(const struct timespec *ts, char *buf, size_t len)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
+/* The incremental collector's counters (see docs/design.md). */
+static json_t *status_collector(int64_t now_ms)
+{
+	json_t *o = json_object(), *n = json_object(), *t = json_object(), *f = json_object();
+	int64_t overrun = stats_get(g_stats.last_enobufs_mono_ms);
+
+	for (int k = 0; k < NOTIFY__COUNT; k++)
+		json_object_set_new(n, stats_notify_name(k),
+				    json_integer((json_int_t)stats_get(g_stats.notify_applied[k])));
+	for (int k = 0; k < TDUMP__COUNT; k++)
+		json_object_set_new(t, stats_tdump_name(k),
+				    json_integer((json_int_t)stats_get(g_stats.targeted_dumps[k])));
+	for (int k = 0; k < TRIGGER__COUNT; k++)
+		json_object_set_new(f, stats_trigger_name(k),
+				    json_integer((json_int_t)stats_get(g_stats.full_dumps[k])));
+	json_object_set_new(o, "notifications_applied", n);
+	json_object_set_new(o, "targeted_dumps", t);
+	json_object_set_new(o, "full_dumps", f);
+	json_object_set_new(o, "publications",
+			    json_integer((json_int_t)stats_get(g_stats.publications)));
+	json_object_set_new(o, "resync_drift_routes",
+			    json_integer((json_int_t)stats_get(g_stats.resync_drift_routes)));
+	json_object_set_new(o, "resyncs_postponed",
+			    json_integer((json_int_t)stats_get(g_stats.resyncs_postponed)));
+	json_object_set_new(o, "unknown_deletes",
+			    json_integer((json_int_t)stats_get(g_stats.unknown_deletes)));
+	json_object_set_new(o, "notification_overruns",
+			    json_integer((json_int_t)stats_get(g_stats.enobufs)));
+	json_object_set_new(o, "last_overrun_age_seconds",
+			    overrun ? json_real((double)(now_ms - overrun) / 1000.0) : json_null());
+	json_object_set_new(o, "mirror_routes",
+			    json_integer((json_int_t)stats_get(g_stats.mirror_routes)));
+	json_object_set_new(o, "mirror_bytes",
+			    json_integer((json_int_t)stats_get(g_stats.mirror_bytes)));
+	return o;
+}
+
 static enum MHD_Result ep_status(struct http_req *rq)
 {
 	static const char *const allowed[] = { NULL };
@@ -371,6 +408,7 @@ static enum MHD_Result ep_status(struct http_req *rq)
 			    json_integer((json_int_t)stats_get(g_stats.malformed)));
 	json_object_set_new(o, "dumps_redone",
 			    json_integer((json_int_t)stats_get(g_stats.dump_intr_redone)));
+	json_object_set_new(o, "collector", status_collector(rq->now_ms));
 	json_object_set_new(o, "last_error",
 			    stats_get(g_stats.last_error)
 				? json_string(strerror(-stats_get(g_stats.last_error)))

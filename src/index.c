@@ -23,6 +23,7 @@
 #include <linux/rtnetlink.h>
 
 #include "rtsnap/index.h"
+#include "rtsnap/order.h"
 
 struct ix_table {
 	uint32_t id, first, count; /* records [first, first + count) incl. a placeholder */
@@ -53,75 +54,7 @@ struct lookup_index {
 	double build_s;
 };
 
-/* ---- keys ---- */
-
-struct kkey {
-	uint64_t a_hi, a_lo; /* end of dst (no source) or first address of dst (source routes) */
-	uint32_t c;	     /* kind << 8 | (kind ? 255 - dst_len : dst_len) */
-	uint32_t sl;	     /* source routes: 255 - src_len */
-	uint64_t s_hi, s_lo; /* source routes: end of src */
-	uint32_t metric;
-};
-
-static inline uint64_t be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* hi/lo of addr with the bits after len cleared (ones = 0) or set (ones = 1). */
-static inline void span(const uint8_t a[16], unsigned int len, int ones, uint64_t *hi, uint64_t *lo)
-{
-	uint64_t h = be64(a), l = be64(a + 8);
-	uint64_t mh = len >= 64 ? ~0ull : (len ? ~0ull << (64 - len) : 0);
-	uint64_t ml = len >= 128 ? ~0ull : (len > 64 ? ~0ull << (128 - len) : 0);
-
-	*hi = ones ? (h | ~mh) : (h & mh);
-	*lo = ones ? (l | ~ml) : (l & ml);
-}
-
-static void key_make(const uint8_t dst[16], unsigned int dst_len, const uint8_t src[16],
-		     unsigned int src_len, uint32_t metric, struct kkey *k)
-{
-	if (src_len) {
-		span(dst, dst_len, 0, &k->a_hi, &k->a_lo);
-		k->c = dst_len;
-		span(src, src_len, 1, &k->s_hi, &k->s_lo);
-		k->sl = 255 - src_len;
-	} else {
-		span(dst, dst_len, 1, &k->a_hi, &k->a_lo);
-		k->c = 1u << 8 | (255 - dst_len);
-		k->s_hi = k->s_lo = 0;
-		k->sl = 0;
-	}
-	k->metric = metric;
-}
-
-static inline void key_of(const struct route *r, struct kkey *k)
-{
-	key_make(r->dst, r->dst_len, r->src, r->src_len, r->metric, k);
-}
-
-#define CMP(x, y)                                  \
-	do {                                       \
-		if ((x) != (y))                    \
-			return (x) < (y) ? -1 : 1; \
-	} while (0)
-
-static int key_cmp(const struct kkey *x, const struct kkey *y)
-{
-	CMP(x->a_hi, y->a_hi);
-	CMP(x->a_lo, y->a_lo);
-	CMP(x->c, y->c);
-	CMP(x->s_hi, y->s_hi);
-	CMP(x->s_lo, y->s_lo);
-	CMP(x->sl, y->sl);
-	CMP(x->metric, y->metric);
-	return 0;
-}
+/* ---- keys: order.h ---- */
 
 /* ---- hash ---- */
 
@@ -158,7 +91,7 @@ static inline int run_match(const struct route *r, uint32_t table, unsigned int 
 
 	if (r->placeholder || r->table != table || r->dst_len != len || (r->src_len != 0) != !kind)
 		return 0;
-	span(r->dst, len, 0, &h, &l);
+	order_span(r->dst, len, 0, &h, &l);
 	return h == hi && l == lo;
 }
 
@@ -187,7 +120,7 @@ static void insert(struct lookup_index *ix, const struct ix_table *t, uint32_t r
 	unsigned int kind = r->src_len ? 0 : 1;
 	uint64_t hi, lo, h;
 
-	span(r->dst, r->dst_len, 0, &hi, &lo);
+	order_span(r->dst, r->dst_len, 0, &hi, &lo);
 	h = run_hash(t->id, kind, r->dst_len, hi, lo);
 	for (size_t i = h & ix->mask;; i = (i + 1) & ix->mask) {
 		if (ix->slots[i].pos == UINT32_MAX) {
@@ -201,14 +134,14 @@ static void insert(struct lookup_index *ix, const struct ix_table *t, uint32_t r
 /* ---- build ---- */
 
 struct keyed {
-	struct kkey k;
+	struct order_key k;
 	uint32_t rel;
 };
 
 static int cmp_keyed(const void *a, const void *b)
 {
 	const struct keyed *x = a, *y = b;
-	int c = key_cmp(&x->k, &y->k);
+	int c = order_key_cmp(&x->k, &y->k);
 
 	return c ? c : (x->rel < y->rel ? -1 : x->rel > y->rel);
 }
@@ -224,7 +157,7 @@ static int build_perm(const struct snapshot *s, struct ix_table *t)
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < t->count; i++) {
-		key_of(&s->routes[t->first + i], &tmp[i].k);
+		order_key_of(&s->routes[t->first + i], &tmp[i].k);
 		tmp[i].rel = i;
 	}
 	qsort(tmp, t->count, sizeof(*tmp), cmp_keyed);
@@ -241,8 +174,8 @@ static int same_run(const struct route *a, const struct route *b)
 	if (a->dst_len != b->dst_len || (a->src_len != 0) != (b->src_len != 0) ||
 	    a->placeholder != b->placeholder)
 		return 0;
-	span(a->dst, a->dst_len, 0, &h1, &l1);
-	span(b->dst, b->dst_len, 0, &h2, &l2);
+	order_span(a->dst, a->dst_len, 0, &h1, &l1);
+	order_span(b->dst, b->dst_len, 0, &h2, &l2);
 	return h1 == h2 && l1 == l2;
 }
 
@@ -289,7 +222,7 @@ int index_build(struct snapshot *s)
 	/* pass 1: order check, lengths, runs */
 	for (size_t ti = 0; ti < s->ntables; ti++) {
 		struct ix_table *t = &ix->tables[ti];
-		struct kkey prev, cur;
+		struct order_key prev, cur;
 		int sorted = 1;
 
 		t->id = s->tables[ti].id;
@@ -298,8 +231,8 @@ int index_build(struct snapshot *s)
 		ix->tids[ti].id = t->id;
 		ix->tids[ti].pos = (uint32_t)ti;
 		for (uint32_t i = 0; i < t->count && sorted; i++) {
-			key_of(&s->routes[t->first + i], &cur);
-			if (i && key_cmp(&prev, &cur) > 0)
+			order_key_of(&s->routes[t->first + i], &cur);
+			if (i && order_key_cmp(&prev, &cur) > 0)
 				sorted = 0;
 			prev = cur;
 		}
@@ -419,8 +352,8 @@ static int src_contains(const struct route *r, const uint8_t src[16])
 {
 	uint64_t h, l, ah, al;
 
-	span(r->src, r->src_len, 0, &h, &l);
-	span(src, r->src_len, 0, &ah, &al);
+	order_span(r->src, r->src_len, 0, &h, &l);
+	order_span(src, r->src_len, 0, &ah, &al);
 	return ah == h && al == l;
 }
 
@@ -441,7 +374,7 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 		uint64_t hi, lo;
 		long p;
 
-		span(dst, len, 0, &hi, &lo);
+		order_span(dst, len, 0, &hi, &lo);
 		if (has_bit(t->has0, len)) {
 			p = probe(s, t, 0, len, hi, lo);
 			if (p >= 0) {
@@ -481,18 +414,18 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 }
 
 /* First table-relative position whose key is >= k (after = 0) or > k (after = 1). */
-static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct kkey *k,
+static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct order_key *k,
 		      int after)
 {
 	uint32_t lo = 0, hi = t->count;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		struct kkey m;
+		struct order_key m;
 		int c;
 
-		key_of(pos_route(s, t, mid), &m);
-		c = key_cmp(&m, k);
+		order_key_of(pos_route(s, t, mid), &m);
+		c = order_key_cmp(&m, k);
 		if (c < 0 || (after && c == 0))
 			lo = mid + 1;
 		else
@@ -504,11 +437,11 @@ static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const 
 static void inside_bounds(const struct snapshot *s, const struct ix_table *t,
 			  const uint8_t addr[16], uint8_t len, uint32_t *lo, uint32_t *hi)
 {
-	struct kkey klo = { 0 }, khi;
+	struct order_key klo = { 0 }, khi;
 
-	span(addr, len, 0, &klo.a_hi, &klo.a_lo);
+	order_span(addr, len, 0, &klo.a_hi, &klo.a_lo);
 	klo.c = len;
-	span(addr, len, 1, &khi.a_hi, &khi.a_lo);
+	order_span(addr, len, 1, &khi.a_hi, &khi.a_lo);
 	khi.c = 1u << 8 | (255u - len);
 	khi.s_hi = khi.s_lo = ~0ull;
 	khi.sl = khi.metric = UINT32_MAX;
@@ -563,7 +496,7 @@ long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], ui
 
 		if (l > len)
 			continue;
-		span(addr, l, 0, &hi, &lo);
+		order_span(addr, l, 0, &hi, &lo);
 		for (unsigned int kind = 0; kind < 2; kind++) {
 			long p;
 
@@ -603,7 +536,7 @@ const uint32_t *index_expiring_by_record(const struct snapshot *s, size_t *n)
 void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 {
 	const struct route *r = &s->routes[i];
-	struct kkey k, p;
+	struct order_key k, p;
 	int tpos = index_table_pos(s, r->table);
 	size_t first = tpos >= 0 ? s->lookup->tables[tpos].first : i;
 
@@ -620,10 +553,10 @@ void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 		memcpy(c->gw, nh->gw, 16);
 		c->ifindex = nh->ifindex;
 	}
-	key_of(r, &k);
+	order_key_of(r, &k);
 	while (i > first) {
-		key_of(&s->routes[--i], &p);
-		if (key_cmp(&p, &k))
+		order_key_of(&s->routes[--i], &p);
+		if (order_key_cmp(&p, &k))
 			break;
 		c->ordinal++;
 	}
@@ -652,7 +585,7 @@ static int cursor_route(const struct snapshot *s, const struct route *r,
 size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *c)
 {
 	const struct ix_table *t;
-	struct kkey k, m;
+	struct order_key k, m;
 	uint32_t pos, end;
 	int tpos = index_table_pos(s, c->table);
 
@@ -664,12 +597,12 @@ size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *
 		return s->nroutes;
 	}
 	t = &s->lookup->tables[tpos];
-	key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
+	order_key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
 	pos = bound(s, t, &k, 0);
 	/* [pos, end): the routes with the cursor's key; usually one */
 	for (end = pos; end < t->count; end++) {
-		key_of(pos_route(s, t, end), &m);
-		if (key_cmp(&m, &k))
+		order_key_of(pos_route(s, t, end), &m);
+		if (order_key_cmp(&m, &k))
 			break;
 	}
 	for (uint32_t i = pos; i < end; i++)

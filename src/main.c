@@ -42,8 +42,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rtsnapd [options]\n"
 		   "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
 		   "                          (repeatable; default [::1]:9816)\n"
-		   "  -i, --interval SECONDS  full resync period (default 30; 0 = never)\n"
-		   "      --debounce-ms MS    wait after a change notification (default 100)\n"
+		   "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
+		   "      --debounce-ms MS    at most one publication per MS (default 10)\n"
 		   "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
 		   "      --once              print one snapshot to stdout and exit\n"
 		   "      --format proc|json  format for --once (default proc)\n"
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	};
 	const char *listen[MAX_LISTEN];
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 1024;
-	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
+	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;

@@ -557,25 +557,67 @@ static size_t past_deadline(const struct snapshot *s, int64_t now_ms)
 	return snapshot_expiring_after(s, now_ms);
 }
 
-static void render_histogram(struct strbuf *sb)
+/* A histogram from non-cumulative bucket counters (n bounds, then +Inf) and a sum. */
+static void render_histogram(struct strbuf *sb, const char *name, const char *help,
+			     const double *bounds, unsigned int n, const uint64_t *bucket,
+			     const double *sump)
 {
-	static const char name[] = "rtsnap_collection_duration_seconds";
 	uint64_t acc = 0;
 	double sum;
 
-	family(sb, name, "histogram",
-	       "Time to dump the kernel's tables and build a snapshot (published ones).");
-	for (unsigned int i = 0; i < STATS_DURATION_BUCKETS; i++) {
-		acc += stats_get(g_stats.duration_bucket[i]);
-		strbuf_appendf(sb, "%s_bucket{le=\"%g\"} %llu\n", name, stats_duration_bounds[i],
+	family(sb, name, "histogram", help);
+	for (unsigned int i = 0; i < n; i++) {
+		acc += stats_get(bucket[i]);
+		strbuf_appendf(sb, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
 			       (unsigned long long)acc);
 	}
-	acc += stats_get(g_stats.duration_bucket[STATS_DURATION_BUCKETS]);
+	acc += stats_get(bucket[n]);
 	strbuf_appendf(sb, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)acc);
-	__atomic_load(&g_stats.duration_sum, &sum, __ATOMIC_RELAXED);
+	__atomic_load(sump, &sum, __ATOMIC_RELAXED);
 	/* _count from the buckets, so that it always equals the +Inf bucket */
 	strbuf_appendf(sb, "%s_sum %.6f\n%s_count %llu\n", name, sum, name,
 		       (unsigned long long)acc);
+}
+
+/* The incremental collector's counters and its change-to-publication latency. */
+static void render_collector(struct strbuf *sb)
+{
+	family(sb, "rtsnap_notifications_applied_total", "counter",
+	       "Kernel notifications applied to the mirror, by kind.");
+	for (int k = 0; k < NOTIFY__COUNT; k++)
+		sample1(sb, "rtsnap_notifications_applied_total", "kind", stats_notify_name(k),
+			stats_get(g_stats.notify_applied[k]));
+	family(sb, "rtsnap_targeted_dumps_total", "counter",
+	       "Dumps of part of the kernel's state run where it changed without a message, "
+	       "by reason.");
+	for (int k = 0; k < TDUMP__COUNT; k++)
+		sample1(sb, "rtsnap_targeted_dumps_total", "reason", stats_tdump_name(k),
+			stats_get(g_stats.targeted_dumps[k]));
+	family(sb, "rtsnap_full_dumps_total", "counter",
+	       "Full dumps of every table (resyncs), by what asked for them.");
+	for (int k = 0; k < TRIGGER__COUNT; k++)
+		sample1(sb, "rtsnap_full_dumps_total", "reason", stats_trigger_name(k),
+			stats_get(g_stats.full_dumps[k]));
+	counter(sb, "rtsnap_resync_drift_routes_total",
+		"Routes a resync found different between the mirror and the kernel (0 unless "
+		"the kernel changed something without telling, or a bug).",
+		stats_get(g_stats.resync_drift_routes));
+	counter(sb, "rtsnap_resyncs_postponed_total",
+		"Resync dumps not trusted because the kernel changed while they ran.",
+		stats_get(g_stats.resyncs_postponed));
+	counter(sb, "rtsnap_unknown_deletes_total",
+		"Route deletions for routes the mirror did not hold.",
+		stats_get(g_stats.unknown_deletes));
+	counter(sb, "rtsnap_publications_total", "Snapshots published.",
+		stats_get(g_stats.publications));
+	gauge_u(sb, "rtsnap_mirror_routes", "Routes (records) in the collector's mirror.",
+		stats_get(g_stats.mirror_routes));
+	gauge_u(sb, "rtsnap_mirror_bytes", "Bytes of memory the collector's mirror holds.",
+		stats_get(g_stats.mirror_bytes));
+	render_histogram(sb, "rtsnap_publication_latency_seconds",
+			 "Time from receiving the first change of a publication to publishing it.",
+			 stats_latency_bounds, STATS_LATENCY_BUCKETS, g_stats.latency.bucket,
+			 &g_stats.latency.sum);
 }
 
 void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strbuf *sb)
@@ -611,7 +653,10 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 	gauge_u(sb, "rtsnap_snapshot_fresh",
 		"1 when the last collection succeeded and is recent, else 0 (stale snapshot).",
 		(uint64_t)collector_is_fresh());
-	render_histogram(sb);
+	render_histogram(sb, "rtsnap_collection_duration_seconds",
+			 "Time to build and publish a snapshot (published ones).",
+			 stats_duration_bounds, STATS_DURATION_BUCKETS, g_stats.duration_bucket,
+			 &g_stats.duration_sum);
 	family(sb, "rtsnap_collections_total", "counter",
 	       "Collections published, by what triggered them.");
 	for (int t = 0; t < TRIGGER__COUNT; t++)
@@ -635,6 +680,7 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 		stats_get(g_stats.enobufs));
 	counter(sb, "rtsnap_proc_file_errors_total", "Failed writes of --proc-file.",
 		stats_get(g_stats.proc_file_errors));
+	render_collector(sb);
 }
 
 /* ---- process metrics ---- */

@@ -42,3 +42,36 @@ void stats_observe_duration(double seconds)
 		__atomic_store(&g_stats.duration_sum, &sum, __ATOMIC_RELAXED);
 	}
 }
+
+const double stats_latency_bounds[STATS_LATENCY_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
+};
+
+void stats_observe_latency(double seconds)
+{
+	unsigned int i;
+	double sum;
+
+	for (i = 0; i < STATS_LATENCY_BUCKETS; i++)
+		if (seconds <= stats_latency_bounds[i])
+			break;
+	stats_inc(g_stats.latency.bucket[i]);
+	sum = g_stats.latency.sum + seconds;
+	__atomic_store(&g_stats.latency.sum, &sum, __ATOMIC_RELAXED);
+}
+
+const char *stats_notify_name(enum notify_kind k)
+{
+	static const char *const names[NOTIFY__COUNT] = {
+		"route_new", "route_del", "link", "nexthop", "rule", "prefix",
+	};
+	return (unsigned int)k < NOTIFY__COUNT ? names[k] : "unknown";
+}
+
+const char *stats_tdump_name(enum tdump_reason r)
+{
+	static const char *const names[TDUMP__COUNT] = {
+		"link", "rule", "prefix", "nexthop", "group",
+	};
+	return (unsigned int)r < TDUMP__COUNT ? names[r] : "unknown";
+}

@@ -31,6 +31,34 @@ enum collector_error {
 	CERR__COUNT
 };
 
+/* Notifications applied to the mirror, by kind. */
+enum notify_kind {
+	NOTIFY_ROUTE_NEW,
+	NOTIFY_ROUTE_DEL,
+	NOTIFY_LINK,
+	NOTIFY_NEXTHOP,
+	NOTIFY_RULE,
+	NOTIFY_PREFIX,
+	NOTIFY__COUNT
+};
+
+/* Targeted dumps (less than a full dump) run where the kernel changes state silently. */
+enum tdump_reason {
+	TDUMP_LINK,    /* a link changed state: its routes' linkdown/dead flags */
+	TDUMP_RULE,    /* a rule names a table we do not know */
+	TDUMP_PREFIX,  /* RTF_PREFIX_RT marks (RTM_F_PREFIX dump) */
+	TDUMP_NEXTHOP, /* nexthop objects flushed or shrunk without a message */
+	TDUMP_GROUP,   /* tables with routes over a nexthop group that lost a member */
+	TDUMP__COUNT
+};
+
+#define STATS_LATENCY_BUCKETS 12
+/* Change-to-publication latency histogram (one writer: the collector). */
+struct stats_hist {
+	uint64_t bucket[STATS_LATENCY_BUCKETS + 1]; /* non-cumulative; last is +Inf */
+	double sum;
+};
+
 #define HTTP_EP__MAX 16
 
 struct rtsnap_stats {
@@ -50,6 +78,17 @@ struct rtsnap_stats {
 	uint64_t duration_bucket[12];
 	uint64_t duration_count;
 	double duration_sum;
+	/* incremental collector */
+	uint64_t notify_applied[NOTIFY__COUNT];
+	uint64_t targeted_dumps[TDUMP__COUNT];
+	uint64_t full_dumps[TRIGGER__COUNT]; /* by what asked for them */
+	uint64_t resync_drift_routes;	     /* routes a resync found different from the mirror */
+	uint64_t resyncs_postponed; /* resync dumps not trusted (the kernel changed meanwhile) */
+	uint64_t unknown_deletes;   /* deletes of routes the mirror did not have */
+	uint64_t publications;
+	uint64_t mirror_routes, mirror_bytes;
+	int64_t last_enobufs_mono_ms;
+	struct stats_hist latency; /* first unpublished change received -> published */
 	/* http */
 	uint64_t http_requests[HTTP_EP__MAX][6]; /* by endpoint and status class idx (see http.c) */
 	uint64_t http_bytes;
@@ -74,5 +113,12 @@ const char *stats_error_name(enum collector_error e);
 extern const double stats_duration_bounds[STATS_DURATION_BUCKETS];
 /* Collector thread: record one collection duration. */
 void stats_observe_duration(double seconds);
+
+/* Upper bounds (seconds) of the latency histogram's buckets (+Inf last, not listed). */
+extern const double stats_latency_bounds[STATS_LATENCY_BUCKETS];
+/* Collector thread: record one change-to-publication latency. */
+void stats_observe_latency(double seconds);
+const char *stats_notify_name(enum notify_kind k);
+const char *stats_tdump_name(enum tdump_reason r);
 
 #endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nlconn.h - rtnetlink sockets: open, receive whole datagrams, run a dump. I/O only: what
+ * the messages mean is nlparse.c's and mirror.c's business.
+ *
+ * A connection belongs to one thread at a time (the collector's, or the main thread before
+ * the collector starts).
+ */
+#ifndef RTSNAP_NLCONN_H
+#define RTSNAP_NLCONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/netlink.h>
+
+struct nl_sock;
+
+struct nlconn {
+	struct nl_sock *sk;
+	int fd;
+	uint32_t port;
+	uint32_t seq;
+	char *buf; /* the last datagram received */
+	size_t bufsz;
+};
+
+enum nlconn_mode {
+	NLCONN_DUMP,   /* requests and their replies */
+	NLCONN_NOTIFY, /* subscribed to route, link, nexthop, rule and prefix events; non-blocking */
+	NLCONN_STRICT, /* dumps with NETLINK_GET_STRICT_CHK: the kernel honours dump filters */
+};
+
+/* Open c in mode. 0 or a negative errno; on error c is closed. */
+int nlconn_open(struct nlconn *c, enum nlconn_mode mode) __attribute__((warn_unused_result));
+/* Close c (a closed or zeroed one is fine). */
+void nlconn_close(struct nlconn *c);
+
+/*
+ * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
+ * Returns its length, 0 for a datagram not from the kernel (ignore it), or a negative errno
+ * (-EAGAIN when a non-blocking receive finds nothing, -ENOBUFS when the kernel dropped
+ * messages for us).
+ */
+ssize_t nlconn_recv(struct nlconn *c, int flags);
+
+/* Called for every message of a dump; returns 0 to go on, -EBADMSG to count-and-skip it,
+ * another negative errno to abort (the rest of the dump is still read). */
+typedef int (*nlconn_dump_cb)(const struct nlmsghdr *nlh, void *ctx);
+
+/*
+ * One dump: send the request (family header and attributes, reqlen <= 64 bytes), feed every
+ * reply to cb until NLMSG_DONE. Returns 0, -EINTR if the kernel flagged the dump
+ * inconsistent (NLM_F_DUMP_INTR), the error a DONE or ERROR message carried, or another
+ * negative errno.
+ */
+int nlconn_dump(struct nlconn *c, uint16_t type, const void *req, size_t reqlen, nlconn_dump_cb cb,
+		void *ctx) __attribute__((warn_unused_result));
+
+#endif

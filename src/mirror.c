@@ -1,0 +1,1122 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mirror.c - the collector's model of the kernel's IPv6 tables (see mirror.h).
+ *
+ * Ownership: everything here belongs to the collector thread. A record owns its multipath
+ * nexthops and its metrics (one malloc each, NULL when absent); a chunk owns its records; a
+ * table owns its chunks; the mirror owns its tables, links and nexthop objects. Snapshots
+ * copy what they need (mirror_snapshot), so a mirror can change or be freed while any number
+ * of snapshots built from it are being read.
+ *
+ * The kernel rules applied here, checked against the kernel source and in namespaces, are
+ * in docs/kernel-facts.md ("Notifications"). In short:
+ *   - a node is (table, dst/len, src/len); its routes are ordered by metric, routes of equal
+ *     metric in insertion order;
+ *   - ECMP-able routes (a gateway, no nexthop object, not RA-learned) of one node and metric
+ *     form one group; a NEWROUTE for a group lists all of its hops, new ones anywhere in the
+ *     list, and the kernel keeps the old hops' order and puts new ones last;
+ *   - NLM_F_REPLACE replaces the first route of the node and metric that is ECMP-able as the
+ *     new one is (else the first of that metric), siblings included, with no DELROUTE;
+ *   - a DELROUTE names a whole route (all hops) or one hop of a group.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "rtsnap/log.h"
+#include "rtsnap/mirror.h"
+#include "rtsnap/names.h"
+#include "rtsnap/order.h"
+
+#define MIRROR_CHUNK 256
+
+struct mroute {
+	struct route r;		 /* nh_idx and metrics_idx unused */
+	struct route_nh *nhs;	 /* nh_count > 1: the hops; else NULL */
+	struct route_metrics *m; /* RTA_METRICS, or NULL */
+};
+
+struct mchunk {
+	uint32_t n;
+	struct mroute e[MIRROR_CHUNK];
+};
+
+struct mtable {
+	uint32_t id;
+	uint32_t nroutes;
+	struct mchunk **chunks;
+	uint32_t nchunks, cap;
+};
+
+struct mirror {
+	struct mtable *tables; /* kernel order */
+	size_t ntables, tables_cap;
+	struct route_link *links; /* sorted by ifindex */
+	size_t nlinks, links_cap;
+	struct route_nhobj *nhobjs; /* sorted by id */
+	size_t nnhobjs, nhobjs_cap;
+	size_t nroutes;
+	size_t extra_bytes; /* nexthop and metrics allocations */
+};
+
+/* A position in a table: chunk c, record i. */
+struct mpos {
+	uint32_t c, i;
+};
+
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap, bytes;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	if (__builtin_mul_overflow(ncap, sz, &bytes))
+		return -ENOMEM;
+	p = realloc(*arr, bytes);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int mirror_new(struct mirror **out)
+{
+	struct mirror *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	*out = m;
+	return 0;
+}
+
+static void mroute_clear(struct mirror *m, struct mroute *e)
+{
+	if (e->nhs)
+		m->extra_bytes -= e->r.nh_count * sizeof(*e->nhs);
+	if (e->m)
+		m->extra_bytes -= sizeof(*e->m);
+	free(e->nhs);
+	free(e->m);
+	e->nhs = NULL;
+	e->m = NULL;
+}
+
+void mirror_free(struct mirror *m)
+{
+	if (!m)
+		return;
+	for (size_t t = 0; t < m->ntables; t++) {
+		struct mtable *tb = &m->tables[t];
+
+		for (uint32_t c = 0; c < tb->nchunks; c++) {
+			for (uint32_t i = 0; i < tb->chunks[c]->n; i++)
+				mroute_clear(m, &tb->chunks[c]->e[i]);
+			free(tb->chunks[c]);
+		}
+		free(tb->chunks);
+	}
+	free(m->tables);
+	free(m->links);
+	free(m->nhobjs);
+	free(m);
+}
+
+/* ---- records ---- */
+
+/* Fill e from a parsed message (e must be clear). 0 or -ENOMEM. */
+static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
+		      const struct route_nh *nhs, const struct route_metrics *met)
+{
+	struct route_nh *n = NULL;
+	struct route_metrics *mm = NULL;
+
+	if (r->nh_count > 1) {
+		n = malloc(r->nh_count * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memcpy(n, nhs, r->nh_count * sizeof(*n));
+	}
+	if (met && met->mask) {
+		mm = malloc(sizeof(*mm));
+		if (!mm) {
+			free(n);
+			return -ENOMEM;
+		}
+		*mm = *met;
+	}
+	mroute_clear(m, e);
+	e->r = *r;
+	e->r.nh_idx = 0;
+	e->r.metrics_idx = UINT32_MAX;
+	e->nhs = n;
+	e->m = mm;
+	if (n)
+		m->extra_bytes += r->nh_count * sizeof(*n);
+	if (mm)
+		m->extra_bytes += sizeof(*mm);
+	return 0;
+}
+
+static const struct route_nh *mroute_nh(const struct mroute *e, unsigned int i)
+{
+	return e->r.nh_count > 1 ? &e->nhs[i] : &e->r.nh;
+}
+
+static int hop_same(const struct route_nh *a, const struct route_nh *b)
+{
+	return a->ifindex == b->ifindex && a->has_gw == b->has_gw &&
+	       (!a->has_gw || !memcmp(a->gw, b->gw, 16));
+}
+
+/* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
+static int ecmp_able(const struct route *r)
+{
+	if (r->nhid || r->protocol == RTPROT_RA || r->nh_count == 0)
+		return 0;
+	return r->nh_count > 1 || r->nh.has_gw;
+}
+
+/* Same route for the kernel (rt6_duplicate_nexthop): same object, or same device and gateway. */
+static int entry_same(const struct route *a, const struct route *b)
+{
+	if (a->nhid || b->nhid)
+		return a->nhid == b->nhid;
+	if (a->nh_count != 1 || b->nh_count != 1)
+		return a->nh_count == b->nh_count && a->type == b->type;
+	return hop_same(&a->nh, &b->nh);
+}
+
+/* ---- tables and positions ---- */
+
+static struct mtable *table_find(const struct mirror *m, uint32_t id)
+{
+	for (size_t t = 0; t < m->ntables; t++)
+		if (m->tables[t].id == id)
+			return &m->tables[t];
+	return NULL;
+}
+
+long mirror_table_ids(const struct mirror *m, uint32_t **out)
+{
+	uint32_t *ids = malloc((m->ntables ? m->ntables : 1) * sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t t = 0; t < m->ntables; t++)
+		ids[t] = m->tables[t].id;
+	*out = ids;
+	return (long)m->ntables;
+}
+
+int mirror_has_table(const struct mirror *m, uint32_t id)
+{
+	return table_find(m, id) != NULL;
+}
+
+/* The table id, created if absent: first in its bucket if newest, else last of its bucket. */
+static struct mtable *table_get(struct mirror *m, uint32_t id, int newest)
+{
+	struct mtable *t = table_find(m, id);
+	uint32_t b = order_table_bucket(id);
+	size_t at;
+
+	if (t)
+		return t;
+	if (grow((void **)&m->tables, &m->tables_cap, m->ntables, sizeof(*m->tables)))
+		return NULL;
+	for (at = 0; at < m->ntables; at++) {
+		uint32_t tb = order_table_bucket(m->tables[at].id);
+
+		if (newest ? tb >= b : tb > b)
+			break;
+	}
+	memmove(&m->tables[at + 1], &m->tables[at], (m->ntables - at) * sizeof(*m->tables));
+	m->ntables++;
+	t = &m->tables[at];
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	return t;
+}
+
+int mirror_add_table(struct mirror *m, uint32_t id, int newest)
+{
+	return table_get(m, id, newest) ? 0 : -ENOMEM;
+}
+
+static struct mroute *at(const struct mtable *t, struct mpos p)
+{
+	return &t->chunks[p.c]->e[p.i];
+}
+
+static int pos_end(const struct mtable *t, struct mpos p)
+{
+	return p.c >= t->nchunks;
+}
+
+/* p after the record at it was removed: the same place, or the start of the next chunk. */
+static struct mpos pos_fix(const struct mtable *t, struct mpos p)
+{
+	if (p.c < t->nchunks && p.i >= t->chunks[p.c]->n) {
+		p.c++;
+		p.i = 0;
+	}
+	return p;
+}
+
+static struct mpos pos_next(const struct mtable *t, struct mpos p)
+{
+	if (++p.i >= t->chunks[p.c]->n) {
+		p.c++;
+		p.i = 0;
+	}
+	return p;
+}
+
+/* First position whose key is >= k (upper = 0) or > k (upper = 1). */
+static struct mpos bound(const struct mtable *t, const struct order_key *k, int upper)
+{
+	struct mpos p = { 0, 0 };
+	uint32_t lo = 0, hi = t->nchunks;
+
+	/* the first chunk whose last record is not before the bound */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct mchunk *ch = t->chunks[mid];
+		struct order_key x;
+		int c;
+
+		order_key_of(&ch->e[ch->n - 1].r, &x);
+		c = order_key_cmp(&x, k);
+		if (upper ? c <= 0 : c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	p.c = lo;
+	if (lo == t->nchunks)
+		return p;
+	{
+		const struct mchunk *ch = t->chunks[lo];
+		uint32_t a = 0, b = ch->n;
+
+		while (a < b) {
+			uint32_t mid = a + (b - a) / 2;
+			struct order_key x;
+			int c;
+
+			order_key_of(&ch->e[mid].r, &x);
+			c = order_key_cmp(&x, k);
+			if (upper ? c <= 0 : c < 0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		p.i = a;
+	}
+	if (p.i == t->chunks[p.c]->n) { /* cannot happen for the chunk found, but be safe */
+		p.c++;
+		p.i = 0;
+	}
+	return p;
+}
+
+static int pos_eq(struct mpos a, struct mpos b)
+{
+	return a.c == b.c && a.i == b.i;
+}
+
+/* Insert a clear record at p (p may be the end); returns it, or NULL on -ENOMEM. */
+static struct mroute *insert_at(struct mtable *t, struct mpos p)
+{
+	struct mchunk *ch;
+
+	if (t->nchunks == 0 || (p.c == t->nchunks && t->chunks[p.c - 1]->n == MIRROR_CHUNK)) {
+		size_t cap = t->cap;
+
+		if (grow((void **)&t->chunks, &cap, t->nchunks, sizeof(*t->chunks)))
+			return NULL;
+		t->cap = (uint32_t)cap;
+		ch = malloc(sizeof(*ch));
+		if (!ch)
+			return NULL;
+		ch->n = 0;
+		t->chunks[t->nchunks++] = ch;
+		p.c = t->nchunks - 1;
+		p.i = 0;
+	} else if (p.c == t->nchunks) {
+		p.c = t->nchunks - 1;
+		p.i = t->chunks[p.c]->n;
+	}
+	ch = t->chunks[p.c];
+	if (ch->n == MIRROR_CHUNK) {
+		/* split in halves; the new chunk takes the upper half */
+		struct mchunk *nc = malloc(sizeof(*nc));
+		size_t cap = t->cap;
+		uint32_t half = MIRROR_CHUNK / 2;
+
+		if (!nc || grow((void **)&t->chunks, &cap, t->nchunks, sizeof(*t->chunks))) {
+			free(nc);
+			return NULL;
+		}
+		t->cap = (uint32_t)cap;
+		nc->n = MIRROR_CHUNK - half;
+		memcpy(nc->e, &ch->e[half], nc->n * sizeof(ch->e[0]));
+		ch->n = half;
+		memmove(&t->chunks[p.c + 2], &t->chunks[p.c + 1],
+			(t->nchunks - p.c - 1) * sizeof(*t->chunks));
+		t->chunks[p.c + 1] = nc;
+		t->nchunks++;
+		if (p.i > half) {
+			p.c++;
+			p.i -= half;
+			ch = nc;
+		}
+	}
+	memmove(&ch->e[p.i + 1], &ch->e[p.i], (ch->n - p.i) * sizeof(ch->e[0]));
+	ch->n++;
+	memset(&ch->e[p.i], 0, sizeof(ch->e[0]));
+	t->nroutes++;
+	return &ch->e[p.i];
+}
+
+static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
+{
+	struct mchunk *ch = t->chunks[p.c];
+
+	mroute_clear(m, &ch->e[p.i]);
+	memmove(&ch->e[p.i], &ch->e[p.i + 1], (ch->n - p.i - 1) * sizeof(ch->e[0]));
+	ch->n--;
+	t->nroutes--;
+	m->nroutes--;
+	if (ch->n == 0) {
+		free(ch);
+		memmove(&t->chunks[p.c], &t->chunks[p.c + 1],
+			(t->nchunks - p.c - 1) * sizeof(*t->chunks));
+		t->nchunks--;
+	}
+}
+
+/* Insert a record for r at p (a position between routes of other keys or after its equals). */
+static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const struct route *r,
+			const struct route_nh *nhs, const struct route_metrics *met)
+{
+	struct mroute *e = insert_at(t, p);
+
+	if (!e)
+		return -ENOMEM;
+	m->nroutes++;
+	if (mroute_set(m, e, r, nhs, met)) {
+		/* find it again: insert_at may have split the chunk */
+		struct order_key k;
+		struct mpos q;
+
+		order_key_of(r, &k);
+		for (q = bound(t, &k, 0); !pos_end(t, q); q = pos_next(t, q))
+			if (at(t, q) == e)
+				break;
+		if (!pos_end(t, q))
+			remove_at(m, t, q);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
+{
+	const struct route *r = &pr->r;
+	struct mtable *t = table_get(m, r->table, 0);
+	struct order_key k, last;
+	struct mpos p;
+
+	if (!t)
+		return -ENOMEM;
+	order_key_of(r, &k);
+	p.c = t->nchunks;
+	p.i = 0;
+	if (t->nchunks) {
+		const struct mchunk *ch = t->chunks[t->nchunks - 1];
+
+		order_key_of(&ch->e[ch->n - 1].r, &last);
+		if (order_key_cmp(&last, &k) > 0) {
+			log_debug("dump order differs from the key order in table %u", r->table);
+			p = bound(t, &k, 1);
+		}
+	}
+	return insert_route(m, t, p, r, pr->nhs, pr->has_metrics ? &pr->m : NULL);
+}
+
+/* ---- notifications ---- */
+
+/* The routes of r's node and metric: [*lo, *hi). */
+static void equal_range(const struct mtable *t, const struct route *r, struct mpos *lo,
+			struct mpos *hi)
+{
+	struct order_key k;
+
+	order_key_of(r, &k);
+	*lo = bound(t, &k, 0);
+	*hi = bound(t, &k, 1);
+}
+
+/*
+ * Join the hops of pr (the whole group as the kernel now has it) into group e: e's hops keep
+ * their order, with pr's data; hops only pr has go last, in pr's order.
+ */
+static int merge_group(struct mirror *m, struct mroute *e, const struct nlparse_route *pr)
+{
+	unsigned int n = pr->r.nh_count, k = 0;
+	const struct route_nh *in = pr->r.nh_count > 1 ? pr->nhs : &pr->r.nh;
+	struct route_nh *out = malloc((n ? n : 1) * sizeof(*out));
+	unsigned char *used = calloc(n ? n : 1, 1);
+	struct route r = pr->r;
+	const struct route_metrics *met = pr->has_metrics ? &pr->m : NULL;
+	struct route_metrics keep;
+	int ret;
+
+	if (!out || !used) {
+		free(out);
+		free(used);
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < e->r.nh_count; i++) {
+		const struct route_nh *h = mroute_nh(e, i);
+
+		for (unsigned int j = 0; j < n; j++) {
+			if (!used[j] && hop_same(h, &in[j])) {
+				used[j] = 1;
+				out[k++] = in[j];
+				break;
+			}
+		}
+	}
+	for (unsigned int j = 0; j < n; j++)
+		if (!used[j])
+			out[k++] = in[j];
+	/* route-level attributes (protocol, pref, expiry, metrics, prefsrc) are per sibling in
+	 * the kernel; a message carries those of the route it names, a dump those of the first
+	 * sibling: keep the group's own unless the message's route is now its first */
+	if (e->r.nh_count && !hop_same(&out[0], &in[0])) {
+		r.protocol = e->r.protocol;
+		r.pref = e->r.pref;
+		r.expires_ms = e->r.expires_ms;
+		r.has_prefsrc = e->r.has_prefsrc;
+		memcpy(r.prefsrc, e->r.prefsrc, 16);
+		r.rtm_flags = (e->r.rtm_flags & ~0xffu) | (r.rtm_flags & 0xffu);
+		met = e->m ? e->m : NULL;
+	}
+	if (k == 1) {
+		r.nh = out[0];
+		r.nh_count = 1;
+		r.rtm_flags = (r.rtm_flags & ~0xffu) | out[0].flags;
+	}
+	r.mpath_one = k == 1 ? pr->r.mpath_one : 0;
+	if (met == e->m && met) {
+		keep = *met; /* mroute_set frees e->m */
+		met = &keep;
+	}
+	ret = mroute_set(m, e, &r, out, met);
+	free(out);
+	free(used);
+	return ret;
+}
+
+static const struct route_metrics *pr_metrics(const struct nlparse_route *pr)
+{
+	return pr->has_metrics ? &pr->m : NULL;
+}
+
+static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t nlflags,
+		     int update_only, struct mirror_delta *d)
+{
+	const struct route *r = &pr->r;
+	struct mtable *t = table_get(m, r->table, 1);
+	struct mpos lo, hi, p, pick = { UINT32_MAX, 0 }, fallback = { UINT32_MAX, 0 };
+	int ecmp = ecmp_able(r), ret;
+
+	if (!t)
+		return -ENOMEM;
+	equal_range(t, r, &lo, &hi);
+	if (nlflags & NLM_F_REPLACE) {
+		/* routes the kernel updates in place announce themselves with NLM_F_REPLACE too
+		 * (nexthop object replaced, RA preference changed): those are found by identity */
+		if (r->nhid || r->protocol == RTPROT_RA)
+			for (p = lo; !pos_eq(p, hi); p = pos_next(t, p))
+				if (entry_same(&at(t, p)->r, r)) {
+					pick = p;
+					break;
+				}
+		for (p = lo; pick.c == UINT32_MAX && !pos_eq(p, hi); p = pos_next(t, p)) {
+			if (ecmp_able(&at(t, p)->r) == ecmp)
+				pick = p;
+			else if (fallback.c == UINT32_MAX)
+				fallback = p;
+		}
+		if (pick.c == UINT32_MAX)
+			pick = fallback;
+		if (pick.c != UINT32_MAX) {
+			ret = mroute_set(m, at(t, pick), r, pr->nhs, pr_metrics(pr));
+			if (!ret)
+				d->changed++;
+			return ret;
+		}
+		ret = insert_route(m, t, hi, r, pr->nhs, pr_metrics(pr));
+		if (!ret)
+			d->added++;
+		return ret;
+	}
+	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
+		struct mroute *e = at(t, p);
+
+		if (ecmp && ecmp_able(&e->r)) {
+			ret = merge_group(m, e, pr);
+			if (!ret)
+				d->changed++;
+			return ret;
+		}
+		if (!ecmp && entry_same(&e->r, r)) {
+			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
+			if (!ret)
+				d->changed++;
+			return ret;
+		}
+	}
+	if (update_only)
+		return 0;
+	ret = insert_route(m, t, hi, r, pr->nhs, pr_metrics(pr));
+	if (!ret)
+		d->added++;
+	return ret;
+}
+
+int mirror_apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t nlflags,
+		     struct mirror_delta *d)
+{
+	return apply_new(m, pr, nlflags, 0, d);
+}
+
+int mirror_apply_update(struct mirror *m, const struct nlparse_route *pr, struct mirror_delta *d)
+{
+	if (!table_find(m, pr->r.table))
+		return 0;
+	return apply_new(m, pr, 0, 1, d);
+}
+
+/* Remove hop h from group e (nh_count > 1); a group left with one hop becomes a plain route. */
+static int group_drop_hop(struct mirror *m, struct mroute *e, unsigned int i)
+{
+	struct route r = e->r;
+	struct route_nh *nhs = e->nhs;
+
+	if (r.nh_count == 2) {
+		r.nh = nhs[1 - i];
+		r.nh_count = 1;
+		r.rtm_flags = (r.rtm_flags & ~0xffu) | r.nh.flags;
+		r.mpath_one = 0;
+		e->nhs = NULL;
+		m->extra_bytes -= 2 * sizeof(*nhs);
+		free(nhs);
+		e->r = r;
+		return 0;
+	}
+	memmove(&nhs[i], &nhs[i + 1], (r.nh_count - i - 1) * sizeof(*nhs));
+	e->r.nh_count--;
+	m->extra_bytes -= sizeof(*nhs);
+	return 0;
+}
+
+/* Delete one hop h (or the route, for a plain one) among the routes of r's node and metric. */
+static int del_one(struct mirror *m, struct mtable *t, const struct route *r,
+		   const struct route_nh *h, struct mirror_delta *d)
+{
+	struct mpos lo, hi, p;
+
+	equal_range(t, r, &lo, &hi);
+	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
+		struct mroute *e = at(t, p);
+
+		if (r->nhid || e->r.nhid) {
+			if (e->r.nhid != r->nhid)
+				continue;
+		} else if (e->r.nh_count > 1) {
+			for (unsigned int i = 0; h && i < e->r.nh_count; i++) {
+				if (hop_same(&e->nhs[i], h)) {
+					d->changed++;
+					return group_drop_hop(m, e, i);
+				}
+			}
+			continue;
+		} else if (h ? !(e->r.nh_count == 1 && hop_same(&e->r.nh, h))
+			     : !(e->r.nh_count == 0 && e->r.type == r->type)) {
+			continue;
+		}
+		remove_at(m, t, p);
+		d->removed++;
+		return 0;
+	}
+	d->unknown++;
+	return 0;
+}
+
+int mirror_apply_del(struct mirror *m, const struct nlparse_route *pr, struct mirror_delta *d)
+{
+	const struct route *r = &pr->r;
+	struct mtable *t = table_find(m, r->table);
+	int ret = 0;
+
+	if (!t) {
+		d->unknown++;
+		return 0;
+	}
+	if (r->nhid)
+		return del_one(m, t, r, NULL, d);
+	if (r->nh_count > 1) {
+		for (unsigned int i = 0; !ret && i < r->nh_count; i++)
+			ret = del_one(m, t, r, &pr->nhs[i], d);
+		return ret;
+	}
+	return del_one(m, t, r, r->nh_count == 1 ? &r->nh : NULL, d);
+}
+
+/* ---- links ---- */
+
+static size_t link_pos(const struct mirror *m, uint32_t ifindex)
+{
+	size_t lo = 0, hi = m->nlinks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->links[mid].ifindex < ifindex)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h; net/if.h does not define it */
+#endif
+#define LINK_STATE_FLAGS (IFF_UP | IFF_RUNNING | IFF_LOWER_UP)
+
+int mirror_set_link(struct mirror *m, const struct route_link *l)
+{
+	size_t i = link_pos(m, l->ifindex);
+	int what = 0;
+
+	if (i < m->nlinks && m->links[i].ifindex == l->ifindex) {
+		struct route_link *o = &m->links[i];
+
+		if (strcmp(o->name, l->name))
+			what |= MIRROR_LINK_RENAMED;
+		if ((o->flags ^ l->flags) & LINK_STATE_FLAGS)
+			what |= MIRROR_LINK_STATE;
+		*o = *l;
+		return what;
+	}
+	if (grow((void **)&m->links, &m->links_cap, m->nlinks, sizeof(*m->links)))
+		return -ENOMEM;
+	memmove(&m->links[i + 1], &m->links[i], (m->nlinks - i) * sizeof(*m->links));
+	m->links[i] = *l;
+	m->nlinks++;
+	return MIRROR_LINK_NEW;
+}
+
+int mirror_link_has_nhobj(const struct mirror *m, uint32_t ifindex)
+{
+	for (size_t i = 0; i < m->nnhobjs; i++)
+		if (!m->nhobjs[i].is_group && m->nhobjs[i].ifindex == ifindex)
+			return 1;
+	return 0;
+}
+
+void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
+{
+	size_t i = link_pos(m, ifindex);
+
+	if (i < m->nlinks && m->links[i].ifindex == ifindex) {
+		memmove(&m->links[i], &m->links[i + 1], (m->nlinks - i - 1) * sizeof(*m->links));
+		m->nlinks--;
+	}
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		struct mtable *t = &m->tables[ti];
+		struct mpos p = { 0, 0 };
+
+		while (!pos_end(t, p)) {
+			struct mroute *e = at(t, p);
+			int gone = 0;
+
+			if (e->r.nhid) {
+				/* routes over nexthop objects go with the object */
+			} else if (e->r.nh_count > 1) {
+				for (unsigned int h = 0; h < e->r.nh_count;) {
+					if (e->nhs[h].ifindex == ifindex && e->r.nh_count > 1) {
+						group_drop_hop(m, e, h);
+						d->changed++;
+						if (e->r.nh_count == 1)
+							break;
+					} else {
+						h++;
+					}
+				}
+				gone = e->r.nh_count == 1 && e->r.nh.ifindex == ifindex;
+			} else {
+				gone = e->r.nh_count == 1 && e->r.nh.ifindex == ifindex;
+			}
+			if (gone) {
+				remove_at(m, t, p);
+				d->removed++;
+				p = pos_fix(t, p); /* p now names the next record */
+				continue;
+			}
+			p = pos_next(t, p);
+		}
+	}
+}
+
+/* ---- nexthop objects ---- */
+
+static size_t nhobj_pos(const struct mirror *m, uint32_t id)
+{
+	size_t lo = 0, hi = m->nnhobjs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->nhobjs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o)
+{
+	size_t i = nhobj_pos(m, o->id);
+
+	if (i < m->nnhobjs && m->nhobjs[i].id == o->id) {
+		if (!memcmp(&m->nhobjs[i], o, sizeof(*o)))
+			return 0;
+		m->nhobjs[i] = *o;
+		return 1;
+	}
+	if (grow((void **)&m->nhobjs, &m->nhobjs_cap, m->nnhobjs, sizeof(*m->nhobjs)))
+		return -ENOMEM;
+	memmove(&m->nhobjs[i + 1], &m->nhobjs[i], (m->nnhobjs - i) * sizeof(*m->nhobjs));
+	m->nhobjs[i] = *o;
+	m->nnhobjs++;
+	return 1;
+}
+
+void mirror_clear_nhobjs(struct mirror *m)
+{
+	m->nnhobjs = 0;
+}
+
+int mirror_has_groups(const struct mirror *m)
+{
+	for (size_t i = 0; i < m->nnhobjs; i++)
+		if (m->nhobjs[i].is_group)
+			return 1;
+	return 0;
+}
+
+static int is_group_id(const struct mirror *m, uint32_t id)
+{
+	size_t i = nhobj_pos(m, id);
+
+	return i < m->nnhobjs && m->nhobjs[i].id == id && m->nhobjs[i].is_group;
+}
+
+long mirror_group_tables(const struct mirror *m, uint32_t **out)
+{
+	uint32_t *ids = malloc((m->ntables ? m->ntables : 1) * sizeof(*ids));
+	long n = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+		int hit = 0;
+
+		for (uint32_t c = 0; c < t->nchunks && !hit; c++)
+			for (uint32_t i = 0; i < t->chunks[c]->n && !hit; i++)
+				hit = t->chunks[c]->e[i].r.nhid &&
+				      is_group_id(m, t->chunks[c]->e[i].r.nhid);
+		if (hit)
+			ids[n++] = t->id;
+	}
+	*out = ids;
+	return n;
+}
+
+void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d)
+{
+	size_t i = nhobj_pos(m, id);
+
+	if (i < m->nnhobjs && m->nhobjs[i].id == id) {
+		memmove(&m->nhobjs[i], &m->nhobjs[i + 1],
+			(m->nnhobjs - i - 1) * sizeof(*m->nhobjs));
+		m->nnhobjs--;
+	}
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		struct mtable *t = &m->tables[ti];
+		struct mpos p = { 0, 0 };
+
+		while (!pos_end(t, p)) {
+			if (at(t, p)->r.nhid == id) {
+				remove_at(m, t, p);
+				d->removed++;
+				p = pos_fix(t, p);
+				continue;
+			}
+			p = pos_next(t, p);
+		}
+	}
+}
+
+/* ---- RTF_PREFIX_RT ---- */
+
+int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
+{
+	struct mtable *t = table_find(m, k->table);
+	struct route r;
+	struct mpos lo, hi, p;
+
+	if (!t)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	memcpy(r.dst, k->dst, 16);
+	memcpy(r.src, k->src, 16);
+	r.dst_len = k->dst_len;
+	r.src_len = k->src_len;
+	r.metric = k->metric;
+	equal_range(t, &r, &lo, &hi);
+	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
+		struct mroute *e = at(t, p);
+
+		if ((e->r.nh_count == 1 ? e->r.nh.ifindex : 0) != k->ifindex)
+			continue;
+		if (e->r.prefix_rt)
+			return 0;
+		e->r.prefix_rt = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- sizes ---- */
+
+size_t mirror_routes(const struct mirror *m)
+{
+	return m->nroutes;
+}
+
+size_t mirror_bytes(const struct mirror *m)
+{
+	size_t b = sizeof(*m) + m->tables_cap * sizeof(*m->tables) +
+		   m->links_cap * sizeof(*m->links) + m->nhobjs_cap * sizeof(*m->nhobjs) +
+		   m->extra_bytes;
+
+	for (size_t t = 0; t < m->ntables; t++)
+		b += m->tables[t].nchunks * sizeof(struct mchunk) +
+		     m->tables[t].cap * sizeof(struct mchunk *);
+	return b;
+}
+
+/* ---- snapshots ---- */
+
+int mirror_snapshot(const struct mirror *m, struct snapshot **out)
+{
+	struct snapshot *s = NULL;
+	int ret = snapshot_new(&s);
+
+	for (size_t i = 0; !ret && i < m->nlinks; i++)
+		ret = snapshot_add_link(s, &m->links[i]);
+	for (size_t i = 0; !ret && i < m->nnhobjs; i++)
+		ret = snapshot_add_nhobj(s, &m->nhobjs[i]);
+	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+
+		if (!t->nroutes) {
+			ret = snapshot_add_empty_table(s, t->id);
+			continue;
+		}
+		for (uint32_t c = 0; !ret && c < t->nchunks; c++)
+			for (uint32_t i = 0; !ret && i < t->chunks[c]->n; i++) {
+				const struct mroute *e = &t->chunks[c]->e[i];
+
+				ret = snapshot_add_route(s, &e->r, e->nhs, e->r.nh_count, e->m);
+			}
+	}
+	if (!ret)
+		ret = names_load(NULL, &s->names);
+	if (!ret)
+		ret = snapshot_finish(s);
+	if (ret) {
+		snapshot_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- comparison ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t fingerprint(const struct mroute *e)
+{
+	struct route k = e->r;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	k.expires_ms = e->r.expires_ms != 0; /* has a deadline, not where it is */
+	k.nh_idx = 0;
+	k.metrics_idx = 0;
+	h = fnv(h, &k, sizeof(k));
+	if (e->nhs)
+		h = fnv(h, e->nhs, e->r.nh_count * sizeof(*e->nhs));
+	if (e->m)
+		h = fnv(h, e->m, sizeof(*e->m));
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+static void log_route(const char *what, const char *side, const struct mroute *e)
+{
+	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN] = "";
+
+	inet_ntop(AF_INET6, e->r.dst, dst, sizeof(dst));
+	inet_ntop(AF_INET6, e->r.src, src, sizeof(src));
+	if (e->r.nh_count >= 1 && mroute_nh(e, 0)->has_gw)
+		inet_ntop(AF_INET6, mroute_nh(e, 0)->gw, gw, sizeof(gw));
+	log_warn("%s: %s: table %u %s/%u from %s/%u metric %u type %u proto %u nhid %u "
+		 "nexthops %u first via %s ifindex %u flags 0x%x",
+		 what, side, e->r.table, dst, e->r.dst_len, src, e->r.src_len, e->r.metric,
+		 e->r.type, e->r.protocol, e->r.nhid, e->r.nh_count, gw[0] ? gw : "-",
+		 e->r.nh_count ? mroute_nh(e, 0)->ifindex : 0, e->r.rtm_flags);
+}
+
+struct fp_set {
+	uint64_t *key;
+	uint32_t *cnt;
+	size_t mask;
+};
+
+static int fp_init(struct fp_set *f, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n * 2)
+		cap *= 2;
+	f->key = calloc(cap, sizeof(*f->key));
+	f->cnt = calloc(cap, sizeof(*f->cnt));
+	f->mask = cap - 1;
+	if (!f->key || !f->cnt) {
+		free(f->key);
+		free(f->cnt);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static size_t fp_slot(const struct fp_set *f, uint64_t h)
+{
+	size_t j;
+
+	for (j = h & f->mask; f->key[j] && f->key[j] != h; j = (j + 1) & f->mask)
+		;
+	return j;
+}
+
+#define EACH_ROUTE(m, e)                                                                 \
+	for (size_t ti_ = 0; ti_ < (m)->ntables; ti_++)                                  \
+		for (uint32_t c_ = 0; c_ < (m)->tables[ti_].nchunks; c_++)               \
+			for (uint32_t i_ = 0; i_ < (m)->tables[ti_].chunks[c_]->n; i_++) \
+				if (((e) = &(m)->tables[ti_].chunks[c_]->e[i_]), 1)
+
+int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what,
+		unsigned int max_log, uint32_t *only_a, uint32_t *only_b)
+{
+	struct fp_set fa, fb;
+	const struct mroute *e;
+	uint32_t na = 0, nb = 0;
+	unsigned int logged = 0;
+
+	if (fp_init(&fa, a->nroutes))
+		return -ENOMEM;
+	if (fp_init(&fb, b->nroutes)) {
+		free(fa.key);
+		free(fa.cnt);
+		return -ENOMEM;
+	}
+	EACH_ROUTE(a, e)
+	{
+		uint64_t h = fingerprint(e);
+		size_t j = fp_slot(&fa, h);
+
+		fa.key[j] = h;
+		fa.cnt[j]++;
+	}
+	EACH_ROUTE(b, e)
+	{
+		uint64_t h = fingerprint(e);
+		size_t j = fp_slot(&fb, h);
+
+		fb.key[j] = h;
+		fb.cnt[j]++;
+	}
+	EACH_ROUTE(a, e)
+	{
+		size_t j = fp_slot(&fb, fingerprint(e));
+
+		if (fb.key[j] && fb.cnt[j]) {
+			fb.cnt[j]--;
+			continue;
+		}
+		na++;
+		if (logged < max_log) {
+			logged++;
+			log_route(what, "only in the mirror", e);
+		}
+	}
+	EACH_ROUTE(b, e)
+	{
+		size_t j = fp_slot(&fa, fingerprint(e));
+
+		if (fa.key[j] && fa.cnt[j]) {
+			fa.cnt[j]--;
+			continue;
+		}
+		nb++;
+		if (logged < max_log) {
+			logged++;
+			log_route(what, "only in the kernel", e);
+		}
+	}
+	free(fa.key);
+	free(fa.cnt);
+	free(fb.key);
+	free(fb.cnt);
+	*only_a = na;
+	*only_b = nb;
+	return 0;
+}

@@ -1,0 +1,213 @@
+#!/bin/bash
+# mirror_random.t - randomized differential test of the incremental collector against the
+# real kernel.
+#
+# In a namespace with four veth links, rtsnapd runs while bursts of random operations change
+# the kernel: add, append, prepend, replace and delete of single and multipath routes (whole
+# and one hop), dev-only and reject routes, routes over nexthop objects and groups, nexthop
+# replace and delete, expires and pref, five tables, a table flushed, rules naming new
+# tables, links set down and up, renamed, deleted and re-created. After each burst the test
+# waits until rtsnapd agrees with the kernel: /ipv6_route with /proc/net/ipv6_route (refcnt
+# masked) and /routes with `ip -j -6 route show table all` ("expires" values masked; their
+# presence still counts). At the end a SIGHUP resync compares a full dump with the mirror:
+# drift must be 0, and no full dump may have run besides the one at start and that one.
+#
+# SEED=N varies the operations (default 1), OPS=N their number (default 5000). On failure
+# the operation log of the failing burst and the differences are printed.
+. "$(dirname "$0")/../lib/common.sh"
+
+require_root
+require_cmd ip curl jq
+require_rtsnapd
+
+SEED=${SEED:-1}
+OPS=${OPS:-5000}
+BURST=${BURST:-50}
+RANDOM=$SEED
+tap_diag "SEED=$SEED OPS=$OPS BURST=$BURST"
+
+ns_new NS
+for i in 0 1 2 3; do
+	veth_pair "$NS" "e$i" "$NS" "p$i" || tap_bail "veth e$i"
+done
+ip netns exec "$NS" sysctl -qw net.ipv6.route.gc_interval=3600 >/dev/null 2>&1
+tables=(main 100 200 1000 70000)
+metrics=(100 1024 1024 2000)
+pick() { # pick ARRAY-NAME: a random element
+	local -n a=$1
+	printf '%s' "${a[RANDOM % ${#a[@]}]}"
+}
+prefix() {
+	case $((RANDOM % 4)) in
+	0) printf '2001:db8:%x::/48' $((RANDOM % 12)) ;;
+	1) printf '2001:db8:%x:%x::/64' $((RANDOM % 12)) $((RANDOM % 3)) ;;
+	2) printf '2001:db8:%x::%x/128' $((RANDOM % 12)) $((RANDOM % 3 + 1)) ;;
+	3) printf '2001:db8:%x::/40' $((RANDOM % 4 * 256)) ;;
+	esac
+}
+links=(e0 e1 e2 e3) # e3 is r3 while renamed
+dev() { printf '%s' "${links[RANDOM % 4]}"; }
+hop() { # via GW dev D
+	printf 'via fe80::%x dev %s' $((RANDOM % 3 + 1)) "$(dev)"
+}
+# Optional expires / pref, only on routes that cannot join an ECMP group: the kernel keeps
+# them per sibling, a dump reports the first sibling's for the whole group, and so does
+# rtsnapd (docs/kernel-facts.md, "Columns netlink cannot reproduce").
+attrs() {
+	case $((RANDOM % 8)) in
+	0) printf ' pref high' ;;
+	1) printf ' pref low' ;;
+	esac
+}
+# Routes with a lifetime get a metric of their own: an append or prepend that duplicates an
+# expiring route makes the kernel change (or clear) its expiry without any message and
+# answer EEXIST (fib6_add_rt2node); only a resync can see that (docs/kernel-facts.md).
+expiring() {
+	printf 'route add %s table %s metric 3000 %s expires %d' "$(prefix)" "$(pick tables)" \
+		"$([ $((RANDOM % 2)) = 0 ] && echo "dev $(dev)" || echo "nhid $(pick nhids)")" \
+		$((RANDOM % 500 + 100))
+}
+loc() { printf '%s table %s metric %s' "$(prefix)" "$(pick tables)" "$(pick metrics)"; }
+multi() {
+	local n=$((RANDOM % 3 + 2)) s=''
+	for _ in $(seq $n); do s+=" nexthop $(hop)"; done
+	printf '%s' "$s"
+}
+
+# nexthop objects 1-4 (one per link) and groups 10, 11
+{
+	for i in 1 2 3 4; do echo "nexthop add id $i via fe80::$i dev e$((i - 1))"; done
+	echo "nexthop add id 10 group 1/2"
+	echo "nexthop add id 11 group 3/4/1"
+} | ip -n "$NS" -force -batch - >/dev/null 2>&1
+
+renamed=0
+gen_op() {
+	local r=$((RANDOM % 100))
+	if [ $r -lt 18 ]; then
+		echo "route add $(loc) $(hop)"
+	elif [ $r -lt 26 ]; then
+		echo "route append $(loc) $(hop)"
+	elif [ $r -lt 30 ]; then
+		echo "route prepend $(loc) $(hop)"
+	elif [ $r -lt 38 ]; then
+		echo "route add $(loc)$(multi)"
+	elif [ $r -lt 44 ]; then
+		echo "route replace $(loc) $(hop)"
+	elif [ $r -lt 48 ]; then
+		echo "route replace $(loc)$(multi)"
+	elif [ $r -lt 50 ]; then
+		echo "route add $(loc) dev $(dev)$(attrs)"
+	elif [ $r -lt 52 ]; then
+		expiring
+	elif [ $r -lt 54 ]; then
+		echo "route append $(loc) dev $(dev)"
+	elif [ $r -lt 56 ]; then
+		echo "route add $(pick rej) $(loc)"
+	elif [ $r -lt 60 ]; then
+		echo "route add $(loc) nhid $(pick nhids)$(attrs)"
+	elif [ $r -lt 72 ]; then
+		echo "route del $(loc)"
+	elif [ $r -lt 82 ]; then
+		echo "route del $(loc) $(hop)"
+	elif [ $r -lt 84 ]; then
+		echo "route add $(prefix) from 2001:db8:f$((RANDOM % 2))::/56 $(hop)"
+	elif [ $r -lt 85 ]; then
+		echo "route del $(prefix) from 2001:db8:f$((RANDOM % 2))::/56"
+	elif [ $r -lt 87 ]; then
+		local i=$((RANDOM % 4 + 1))
+		echo "nexthop replace id $i via fe80::$((RANDOM % 3 + 1)) dev $(dev)"
+	elif [ $r -lt 88 ]; then
+		local i=$((RANDOM % 4 + 1))
+		echo "nexthop del id $i"
+		echo "nexthop add id $i via fe80::$i dev e$((i - 1))"
+	elif [ $r -lt 89 ]; then
+		echo "nexthop replace id $((RANDOM % 2 + 10)) group $((RANDOM % 4 + 1))/$((RANDOM % 4 + 1))"
+	elif [ $r -lt 92 ]; then
+		local d
+		d=$(dev)
+		echo "link set dev $d down"
+		echo "link set dev $d up"
+	elif [ $r -lt 93 ]; then
+		if [ $renamed = 0 ]; then
+			echo "link set dev e3 down"
+			echo "link set dev e3 name r3"
+			echo "link set dev r3 up"
+			renamed=1
+			links[3]=r3
+		else
+			echo "link set dev r3 down"
+			echo "link set dev r3 name e3"
+			echo "link set dev e3 up"
+			renamed=0
+			links[3]=e3
+		fi
+	elif [ $r -lt 94 ]; then
+		echo "link del dev e2"
+		echo "link add name e2 type veth peer name p2"
+		echo "link set dev e2 up"
+		echo "link set dev p2 up"
+		echo "nexthop add id 2 via fe80::2 dev e1"
+		echo "nexthop add id 3 via fe80::3 dev e2"
+	elif [ $r -lt 95 ]; then
+		echo "route flush table $(pick tables)"
+	elif [ $r -lt 96 ]; then
+		echo "rule add from ::/0 pref $((RANDOM % 1000 + 1000)) table $((RANDOM % 50 + 300))"
+	else
+		echo "route del $(loc) dev $(dev)"
+	fi
+}
+rej=(unreachable blackhole prohibit)
+nhids=(1 2 3 4 10 11)
+
+daemon_start "$NS" --interval 0 --debounce-ms 5 || tap_bail "rtsnapd did not start"
+D="$RTSNAP_TMP/d"
+
+# agree: 0 when rtsnapd's views equal the kernel's now.
+agree() {
+	kernel_proc "$NS" | proc_masked >"$D.kp"
+	http_get "$NS" /ipv6_route | proc_masked >"$D.dp" || return 1
+	cmp -s "$D.kp" "$D.dp" || return 1
+	kernel_json "$NS" | sed -E 's/"expires":-?[0-9]+/"expires":E/g; s/\},/},\n/g' >"$D.kj"
+	http_get "$NS" /routes | sed -E 's/"expires":-?[0-9]+/"expires":E/g; s/\},/},\n/g' >"$D.dj" ||
+		return 1
+	cmp -s "$D.kj" "$D.dj"
+}
+
+done_ops=0
+bursts=0
+bad=0
+while [ $done_ops -lt "$OPS" ]; do
+	: >"$D.ops"
+	for _ in $(seq "$BURST"); do gen_op >>"$D.ops"; done
+	done_ops=$((done_ops + BURST))
+	bursts=$((bursts + 1))
+	# no -6: nexthop groups have no family; every route and rule names an IPv6 prefix
+	ip -n "$NS" -force -batch "$D.ops" >/dev/null 2>&1
+	if ! wait_until 8 agree; then
+		agree
+		tap_diag "burst $bursts (operations $((done_ops - BURST + 1))-$done_ops) disagrees; its operations:" \
+			"$(cat "$D.ops")" "--- proc (kernel vs rtsnapd):" "$(diff -U2 "$D.kp" "$D.dp" | head -30)" \
+			"--- json (kernel vs rtsnapd):" "$(diff "$D.kj" "$D.dj" | head -20)"
+		bad=1
+		break
+	fi
+done
+tap_ok $bad "$done_ops random operations in $bursts bursts: after each burst /ipv6_route and /routes equal the kernel's"
+
+st() { http_get "$NS" /status | jq -c "$1"; }
+tap_diag "notifications applied: $(st .collector.notifications_applied)" \
+	"targeted dumps: $(st .collector.targeted_dumps)" \
+	"publications: $(st .collector.publications), unknown deletes: $(st .collector.unknown_deletes)"
+tap_is "$(st '[.collector.full_dumps[]] | add')" 1 "no full dump besides the one at start"
+kill -HUP "${_daemon_pid[$NS]}"
+wait_until 10 sh -c "ip netns exec $NS curl -sg $RTSNAP_URL/status | jq -e '.collector.full_dumps.signal >= 1'"
+tap_ok $? "SIGHUP ran a resync"
+tap_is "$(st .collector.resync_drift_routes)" 0 "the resync found no drift between the mirror and the kernel"
+tap_is "$(st .collector.resyncs_postponed)" 0 "the resync dump was trusted"
+wait_until 5 agree
+tap_ok $? "after the resync rtsnapd still equals the kernel"
+tap_cmd "rtsnapd logged no drift" sh -c "! grep -q 'resync drift' '${_daemon_log[$NS]}'"
+daemon_stop "$NS" >/dev/null
+tap_ok $? "rtsnapd exits 0 on SIGTERM"
+tap_done
