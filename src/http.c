@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +36,20 @@ static struct MHD_Daemon *s_daemons[MAX_LISTEN];
 static char s_unix_paths[MAX_LISTEN][108];
 static unsigned int s_ndaemons;
 
-static const unsigned int s_codes[6] = { 200, 304, 400, 404, 405, 503 };
+/* Status codes counted one by one; anything else is counted as "other" (the last column). */
+static const unsigned int s_codes[HTTP_CODE__MAX - 1] = { 200, 304, 400, 404, 405, 408,
+							  413, 414, 431, 500, 503, 505 };
 
 static void count_request(int ep, unsigned int status)
 {
-	unsigned int ci = 5;
+	unsigned int ci = HTTP_CODE__MAX - 1;
 
-	for (unsigned int i = 0; i < 6; i++)
+	for (unsigned int i = 0; i < HTTP_CODE__MAX - 1; i++)
 		if (s_codes[i] == status)
 			ci = i;
-	if (status >= 500)
-		ci = 5;
-	if (ep >= 0 && ep < HTTP_EP__MAX)
-		stats_inc(g_stats.http_requests[ep][ci]);
+	if (ep < 0 || ep >= HTTP_EP__MAX)
+		ep = HTTP_EP__MAX - 1;
+	stats_inc(g_stats.http_requests_code[ep][ci]);
 }
 
 /* ---- responses ---- */
@@ -94,16 +96,73 @@ enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const
 	return queue(rq, status, r);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (at most n bytes available), 0 if none. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	unsigned int cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0; /* overlong, surrogate, beyond Unicode */
+	return len;
+}
+
+/*
+ * Copy src into dst (size dstlen > 0) as valid UTF-8: every byte that does not start a
+ * well-formed sequence (a stray byte, or a character cut short by a "%.64s" in the caller's
+ * format) becomes U+FFFD, and the copy ends on a character boundary.
+ */
+static void utf8_clean(char *dst, size_t dstlen, const char *src)
+{
+	static const char repl[] = "\xef\xbf\xbd";
+	const unsigned char *p = (const unsigned char *)src;
+	size_t n = strlen(src), o = 0;
+
+	while (n) {
+		size_t l = utf8_seq(p, n);
+		const char *from = l ? (const char *)p : repl;
+		size_t cl = l ? l : 3;
+
+		if (o + cl >= dstlen)
+			break;
+		memcpy(dst + o, from, cl);
+		o += cl;
+		l = l ? l : 1;
+		p += l;
+		n -= l;
+	}
+	dst[o] = 0;
+}
+
 enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const char *fmt, ...)
 {
-	char msg[512];
+	char raw[512], msg[512];
 	json_t *o;
 	char *body;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	utf8_clean(msg, sizeof(msg), raw); /* jansson refuses anything else */
 	o = json_pack("{s:s}", "error", msg);
 	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
@@ -426,7 +485,7 @@ unsigned int http_endpoint_count(void)
 
 unsigned int http_status_code(unsigned int idx)
 {
-	return idx < 6 ? s_codes[idx] : 0;
+	return idx < HTTP_CODE__MAX - 1 ? s_codes[idx] : 0;
 }
 
 /* If-None-Match: "*", or a comma-separated list of (possibly weak) tags. */
@@ -453,44 +512,81 @@ static int etag_matches(const char *inm, uint64_t gen)
 	return 0;
 }
 
+/*
+ * Per-request state kept in libmicrohttpd's request pointer, as flag bits (no allocation):
+ * set by on_uri() when the request line arrives, read by on_request().
+ */
+#define RQF_SEEN 0x1u /* on_request() was called once (headers received) */
+#define RQF_NUL 0x2u  /* the raw path holds "%00": decoded, it would be cut short */
+#define RQF_CTL 0x4u  /* the raw target holds a control byte */
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	uintptr_t f = 0;
+	int in_path = 1;
+
+	(void)cls;
+	(void)conn;
+	for (const unsigned char *p = (const unsigned char *)uri; *p; p++) {
+		if (*p == '?')
+			in_path = 0;
+		if (*p < 0x20 || *p == 0x7f)
+			f |= RQF_CTL;
+		if (in_path && p[0] == '%' && p[1] == '0' && p[2] == '0')
+			f |= RQF_NUL;
+	}
+	return (void *)(f | 0x100u); /* never NULL */
+}
+
+static enum MHD_Result send_405(struct http_req *rq)
+{
+	struct MHD_Response *r;
+	char *body = strdup("{\"error\":\"method not allowed\"}\n");
+
+	if (!body)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(strlen(body), body, free, body);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	return queue(rq, 405, r);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_cls)
 {
 	struct http_req rq = { .conn = conn, .path = url, .ep = HTTP_EP__MAX - 1 };
+	uintptr_t flags = (uintptr_t)*req_cls;
 	const struct endpoint *e = NULL;
 	enum MHD_Result res;
 
 	(void)cls;
 	(void)version;
 	(void)upload;
-	if (!*req_cls) {
-		/* first call: headers only; answer on the second so an upload can be refused */
-		*req_cls = (void *)1;
-		return MHD_YES;
-	}
 	for (size_t i = 0; i < NENDPOINTS; i++) {
 		if (strcmp(url, s_endpoints[i].path) == 0) {
 			e = &s_endpoints[i];
 			rq.ep = (int)i;
 		}
 	}
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		struct MHD_Response *r;
-		char *body = strdup("{\"error\":\"method not allowed\"}\n");
-
-		*upload_size = 0;
-		if (!body)
-			return MHD_NO;
-		r = MHD_create_response_from_buffer_with_free_callback_cls(strlen(body), body, free,
-									   body);
-		if (!r) {
-			free(body);
-			return MHD_NO;
-		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-		return queue(&rq, 405, r);
+	if (!(flags & RQF_SEEN)) {
+		/*
+		 * First call: the headers only. A refusal is queued now, before any body is read
+		 * (libmicrohttpd accepts a response only before the body or after all of it);
+		 * a GET is answered on the next call, once a body it may carry has been skipped.
+		 */
+		*req_cls = (void *)(flags | RQF_SEEN);
+		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+			return send_405(&rq);
+		if (flags & RQF_CTL)
+			return http_send_error(&rq, 400, "control character in the request target");
+		if (flags & RQF_NUL)
+			return http_send_error(&rq, 400, "NUL byte (%%00) in the path");
+		return MHD_YES;
 	}
 	if (*upload_size) {
 		*upload_size = 0; /* a GET with a body: ignore the body */
@@ -648,7 +744,7 @@ int http_start(const struct http_opts *o)
 		    threads, MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
 		    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
 		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		    (size_t)64 * 1024, MHD_OPTION_END);
+		    (size_t)64 * 1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_END);
 		if (!d) {
 			close(fd);
 			log_err("cannot start the HTTP server on %s", o->listen[i]);

@@ -65,7 +65,7 @@ enum MHD_Result http_ep_metrics(struct http_req *rq);
 
 /* For per-endpoint counters: endpoint path by index ("other" for unknown paths, index
  * HTTP_EP__MAX - 1), number of endpoints, and the status code counted in column idx of
- * g_stats.http_requests (200, 304, 400, 404, 405, 5xx). */
+ * g_stats.http_requests_code (0 for the last column, which counts every other code). */
 const char *http_endpoint_name(int ep);
 unsigned int http_endpoint_count(void);
 unsigned int http_status_code(unsigned int idx);

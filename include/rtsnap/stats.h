@@ -32,6 +32,8 @@ enum collector_error {
 };
 
 #define HTTP_EP__MAX 16
+/* columns of http_requests_code: the codes in http.c's table, then "other" */
+#define HTTP_CODE__MAX 13
 
 struct rtsnap_stats {
 	/* collector */
@@ -51,7 +53,9 @@ struct rtsnap_stats {
 	uint64_t duration_count;
 	double duration_sum;
 	/* http */
-	uint64_t http_requests[HTTP_EP__MAX][6]; /* by endpoint and status class idx (see http.c) */
+	uint64_t http_requests[HTTP_EP__MAX][6]; /* unused: superseded by http_requests_code */
+	uint64_t http_requests_code[HTTP_EP__MAX][HTTP_CODE__MAX]; /* by endpoint and status
+								     code idx (http.c) */
 	uint64_t http_bytes;
 	/* process */
 	int64_t start_time_real_s;
