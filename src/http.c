@@ -33,6 +33,7 @@
 #define MAX_LISTEN 8
 
 static struct MHD_Daemon *s_daemons[MAX_LISTEN];
+static struct http_gate *s_gates[MAX_LISTEN];
 static char s_unix_paths[MAX_LISTEN][108];
 static unsigned int s_ndaemons;
 
@@ -483,6 +484,17 @@ unsigned int http_endpoint_count(void)
 	return (unsigned int)NENDPOINTS;
 }
 
+void http_count_status(const char *path, size_t len, unsigned int status)
+{
+	int ep = HTTP_EP__MAX - 1;
+
+	for (size_t i = 0; path && i < NENDPOINTS; i++)
+		if (strlen(s_endpoints[i].path) == len &&
+		    memcmp(s_endpoints[i].path, path, len) == 0)
+			ep = (int)i;
+	count_request(ep, status);
+}
+
 unsigned int http_status_code(unsigned int idx)
 {
 	return idx < HTTP_CODE__MAX - 1 ? s_codes[idx] : 0;
@@ -730,38 +742,70 @@ int http_start(const struct http_opts *o)
 	if (o->nlisten > MAX_LISTEN)
 		return -E2BIG;
 	for (unsigned int i = 0; i < o->nlisten; i++) {
+		unsigned int limit = o->conn_limit ? o->conn_limit : 1024;
+		struct http_gate_opts go = { .max_pending = o->max_pending ? o->max_pending : 1024,
+					     .header_timeout_s =
+						 o->header_timeout_s ? o->header_timeout_s : 10,
+					     .conn_limit = limit };
 		int fd = open_listener(o->listen[i], s_unix_paths[i]);
 		struct MHD_Daemon *d;
+		struct http_gate *g;
+		int ret;
 
 		if (fd < 0) {
 			log_err("cannot listen on %s: %s", o->listen[i], strerror(-fd));
 			http_stop();
 			return fd;
 		}
-		d = MHD_start_daemon(
-		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL,
-		    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
-		    threads, MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
-		    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
-		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		    (size_t)64 * 1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_END);
-		if (!d) {
+		ret = http_gate_new(o->listen[i], fd, &go, &g);
+		if (ret) {
 			close(fd);
+			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
+				strerror(-ret));
+			http_stop();
+			return ret;
+		}
+		s_gates[i] = g;
+		/* connections come from the gate (MHD_add_connection), never from a listen socket */
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
+			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+		    0, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE, threads,
+		    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		    o->timeout_s ? o->timeout_s : 30, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+		    http_gate_notify, g, MHD_OPTION_END);
+		if (!d) {
 			log_err("cannot start the HTTP server on %s", o->listen[i]);
 			http_stop();
 			return -EIO;
 		}
-		s_daemons[s_ndaemons++] = d;
-		log_info("listening on %s (%u threads)", o->listen[i], threads);
+		s_daemons[i] = d;
+		s_ndaemons = i + 1;
+		ret = http_gate_start(g, d);
+		if (ret) {
+			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
+				strerror(-ret));
+			http_stop();
+			return ret;
+		}
+		log_info("listening on %s (%u threads, %u connections, %u waiting for a request "
+			 "head at most %u s)",
+			 o->listen[i], threads, limit, go.max_pending, go.header_timeout_s);
 	}
 	return 0;
 }
 
 void http_stop(void)
 {
-	for (unsigned int i = 0; i < s_ndaemons; i++) {
-		MHD_stop_daemon(s_daemons[i]); /* closes the listen socket too */
+	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
+		http_gate_stop(s_gates[i]); /* nothing new reaches libmicrohttpd */
+		if (s_daemons[i])
+			MHD_stop_daemon(s_daemons[i]);
 		s_daemons[i] = NULL;
+		http_gate_free(s_gates[i]); /* the listen socket and waiting connections */
+		s_gates[i] = NULL;
 	}
 	s_ndaemons = 0;
 	for (unsigned int i = 0; i < MAX_LISTEN; i++) {

@@ -89,6 +89,22 @@ static void render_http(struct strbuf *sb)
 		       "# TYPE rtsnap_http_response_bytes_total counter\n"
 		       "rtsnap_http_response_bytes_total %llu\n",
 		       (unsigned long long)stats_get(g_stats.http_bytes));
+	strbuf_appendf(sb,
+		       "# HELP rtsnap_http_header_timeouts_total Connections answered 408: no "
+		       "complete request head within --header-timeout.\n"
+		       "# TYPE rtsnap_http_header_timeouts_total counter\n"
+		       "rtsnap_http_header_timeouts_total %llu\n"
+		       "# HELP rtsnap_http_shed_connections_total Connections still waiting for "
+		       "their request closed to make room for new ones.\n"
+		       "# TYPE rtsnap_http_shed_connections_total counter\n"
+		       "rtsnap_http_shed_connections_total %llu\n"
+		       "# HELP rtsnap_http_busy_total Requests refused because every connection "
+		       "slot (--max-connections) was in use.\n"
+		       "# TYPE rtsnap_http_busy_total counter\n"
+		       "rtsnap_http_busy_total %llu\n",
+		       (unsigned long long)stats_get(g_stats.http_header_timeouts),
+		       (unsigned long long)stats_get(g_stats.http_shed),
+		       (unsigned long long)stats_get(g_stats.http_busy));
 }
 
 enum MHD_Result http_ep_metrics(struct http_req *rq)

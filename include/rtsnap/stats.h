@@ -57,6 +57,9 @@ struct rtsnap_stats {
 	uint64_t http_requests_code[HTTP_EP__MAX][HTTP_CODE__MAX]; /* by endpoint and status
 								     code idx (http.c) */
 	uint64_t http_bytes;
+	uint64_t http_shed;	       /* waiting connections closed to make room for new ones */
+	uint64_t http_header_timeouts; /* 408: no complete request head within --header-timeout */
+	uint64_t http_busy;	       /* 503: every libmicrohttpd connection in use */
 	/* process */
 	int64_t start_time_real_s;
 };
