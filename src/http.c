@@ -35,6 +35,7 @@
 static struct MHD_Daemon *s_daemons[MAX_LISTEN];
 static struct http_gate *s_gates[MAX_LISTEN];
 static char s_unix_paths[MAX_LISTEN][108];
+static struct stat s_unix_st[MAX_LISTEN]; /* the socket file we created, removed only if still it */
 static unsigned int s_ndaemons;
 
 /* Status codes counted one by one; anything else is counted as "other" (the last column). */
@@ -690,7 +691,43 @@ int http_parse_listen(const char *spec, struct sockaddr_storage *ss, unsigned in
 	return 0;
 }
 
-static int open_listener(const char *spec, char *unix_path)
+/*
+ * An existing file at a unix listener's path: a socket nobody answers on (a previous run
+ * that died) is removed; a socket that answers (another instance) or anything else is
+ * refused, and never removed.
+ */
+static int unix_stale(const struct sockaddr_un *su, unsigned int sslen)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (lstat(su->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("%s exists and is not a socket: not touching it", su->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)su, sslen) == 0 ? -EADDRINUSE : -errno;
+	close(fd);
+	if (ret == -EADDRINUSE) {
+		log_err("%s: another process answers on this socket (a second rtsnapd?)",
+			su->sun_path);
+		return ret;
+	}
+	if (ret != -ECONNREFUSED) {
+		log_err("%s: cannot tell whether the socket is in use: %s", su->sun_path,
+			strerror(-ret));
+		return ret;
+	}
+	log_info("%s: removing the stale socket of an earlier run", su->sun_path);
+	return unlink(su->sun_path) < 0 ? -errno : 0;
+}
+
+static int open_listener(const struct http_opts *o, const char *spec, char *unix_path,
+			 struct stat *unix_st)
 {
 	struct sockaddr_storage ss;
 	unsigned int sslen;
@@ -699,32 +736,47 @@ static int open_listener(const char *spec, char *unix_path)
 	ret = http_parse_listen(spec, &ss, &sslen);
 	if (ret)
 		return ret;
+	if (ss.ss_family == AF_UNIX) {
+		ret = unix_stale((struct sockaddr_un *)&ss, sslen);
+		if (ret)
+			return ret;
+	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (ss.ss_family == AF_UNIX) {
 		const char *path = ((struct sockaddr_un *)&ss)->sun_path;
-		struct stat st;
+		mode_t old;
 
-		/* a stale socket from an earlier run: replace it; anything else: refuse */
-		if (lstat(path, &st) == 0) {
-			if (!S_ISSOCK(st.st_mode)) {
-				close(fd);
-				return -EEXIST;
-			}
-			unlink(path);
+		/* nobody may connect before the mode and group are set: create it 0600 */
+		old = umask(0177);
+		ret = bind(fd, (struct sockaddr *)&ss, sslen) < 0 ? -errno : 0;
+		umask(old);
+		if (!ret && o->unix_gid != (unsigned int)-1 &&
+		    chown(path, (uid_t)-1, (gid_t)o->unix_gid) < 0)
+			ret = -errno;
+		if (!ret && chmod(path, o->unix_mode) < 0)
+			ret = -errno;
+		if (!ret && lstat(path, unix_st) < 0)
+			ret = -errno;
+		if (!ret && listen(fd, 1024) < 0)
+			ret = -errno;
+		if (ret) {
+			if (ret != -EADDRINUSE)
+				unlink(path);
+			close(fd);
+			return ret;
 		}
 		memcpy(unix_path, path, strnlen(path, 107));
 		unix_path[strnlen(path, 107)] = 0;
-	} else {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ss.ss_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		return fd;
 	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 1024) < 0) {
 		ret = -errno;
 		close(fd);
-		unix_path[0] = 0;
 		return ret;
 	}
 	return fd;
@@ -747,7 +799,7 @@ int http_start(const struct http_opts *o)
 					     .header_timeout_s =
 						 o->header_timeout_s ? o->header_timeout_s : 10,
 					     .conn_limit = limit };
-		int fd = open_listener(o->listen[i], s_unix_paths[i]);
+		int fd = open_listener(o, o->listen[i], s_unix_paths[i], &s_unix_st[i]);
 		struct MHD_Daemon *d;
 		struct http_gate *g;
 		int ret;
@@ -809,7 +861,11 @@ void http_stop(void)
 	}
 	s_ndaemons = 0;
 	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
-		if (s_unix_paths[i][0])
+		struct stat st;
+
+		/* only the socket this process created: never one that replaced it */
+		if (s_unix_paths[i][0] && lstat(s_unix_paths[i], &st) == 0 &&
+		    st.st_dev == s_unix_st[i].st_dev && st.st_ino == s_unix_st[i].st_ino)
 			unlink(s_unix_paths[i]);
 		s_unix_paths[i][0] = 0;
 	}

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 		"      --format proc|json  format for --once (default proc)\n"
 		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
 		"      --http-timeout S    close a connection idle for S seconds (default 30)\n"
+		"      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
+		"      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
 		"      --max-connections N requests served at once per listener (default 1024,\n"
 		"                          less if the file descriptor limit is low)\n"
 		"      --max-pending N     connections waiting for their first request head per\n"
@@ -173,6 +176,8 @@ int main(int argc, char **argv)
 		OPT_MAX_CONN,
 		OPT_MAX_PENDING,
 		OPT_HEADER_TIMEOUT,
+		OPT_UNIX_MODE,
+		OPT_UNIX_GROUP,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -187,6 +192,8 @@ int main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 		{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
 		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+		{ "unix-mode", required_argument, NULL, OPT_UNIX_MODE },
+		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -196,6 +203,7 @@ int main(int argc, char **argv)
 	const char *listen[MAX_LISTEN];
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
 	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
+	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
 	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
@@ -252,6 +260,36 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_UNIX_MODE: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (!*optarg || *end || errno || m > 0777) {
+				fprintf(stderr,
+					"rtsnapd: bad --unix-mode '%s' (octal, e.g. 0660)\n",
+					optarg);
+				return 2;
+			}
+			unix_mode = (unsigned int)m;
+			break;
+		}
+		case OPT_UNIX_GROUP: {
+			struct group *gr = getgrnam(optarg);
+			unsigned int gid;
+
+			if (gr)
+				unix_gid = (unsigned int)gr->gr_gid;
+			else if (!parse_uint(optarg, 0x7fffffff, &gid))
+				unix_gid = gid;
+			else {
+				fprintf(stderr, "rtsnapd: no group '%s' for --unix-group\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case OPT_METRICS_ROUTES:
 			render_metrics_set_routes(1);
 			break;
@@ -344,7 +382,9 @@ int main(int argc, char **argv)
 					   .conn_limit = max_conn,
 					   .timeout_s = http_timeout,
 					   .max_pending = max_pending,
-					   .header_timeout_s = header_timeout };
+					   .header_timeout_s = header_timeout,
+					   .unix_mode = unix_mode,
+					   .unix_gid = unix_gid };
 
 		ret = http_start(&hopts);
 	}
