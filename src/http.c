@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,22 +33,25 @@
 #define MAX_LISTEN 8
 
 static struct MHD_Daemon *s_daemons[MAX_LISTEN];
+static struct http_gate *s_gates[MAX_LISTEN];
 static char s_unix_paths[MAX_LISTEN][108];
+static struct stat s_unix_st[MAX_LISTEN]; /* the socket file we created, removed only if still it */
 static unsigned int s_ndaemons;
 
-static const unsigned int s_codes[6] = { 200, 304, 400, 404, 405, 503 };
+/* Status codes counted one by one; anything else is counted as "other" (the last column). */
+static const unsigned int s_codes[HTTP_CODE__MAX - 1] = { 200, 304, 400, 404, 405, 408,
+							  413, 414, 431, 500, 503, 505 };
 
 static void count_request(int ep, unsigned int status)
 {
-	unsigned int ci = 5;
+	unsigned int ci = HTTP_CODE__MAX - 1;
 
-	for (unsigned int i = 0; i < 6; i++)
+	for (unsigned int i = 0; i < HTTP_CODE__MAX - 1; i++)
 		if (s_codes[i] == status)
 			ci = i;
-	if (status >= 500)
-		ci = 5;
-	if (ep >= 0 && ep < HTTP_EP__MAX)
-		stats_inc(g_stats.http_requests[ep][ci]);
+	if (ep < 0 || ep >= HTTP_EP__MAX)
+		ep = HTTP_EP__MAX - 1;
+	stats_inc(g_stats.http_requests_code[ep][ci]);
 }
 
 /* ---- responses ---- */
@@ -94,16 +98,73 @@ enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const
 	return queue(rq, status, r);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (at most n bytes available), 0 if none. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	unsigned int cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0; /* overlong, surrogate, beyond Unicode */
+	return len;
+}
+
+/*
+ * Copy src into dst (size dstlen > 0) as valid UTF-8: every byte that does not start a
+ * well-formed sequence (a stray byte, or a character cut short by a "%.64s" in the caller's
+ * format) becomes U+FFFD, and the copy ends on a character boundary.
+ */
+static void utf8_clean(char *dst, size_t dstlen, const char *src)
+{
+	static const char repl[] = "\xef\xbf\xbd";
+	const unsigned char *p = (const unsigned char *)src;
+	size_t n = strlen(src), o = 0;
+
+	while (n) {
+		size_t l = utf8_seq(p, n);
+		const char *from = l ? (const char *)p : repl;
+		size_t cl = l ? l : 3;
+
+		if (o + cl >= dstlen)
+			break;
+		memcpy(dst + o, from, cl);
+		o += cl;
+		l = l ? l : 1;
+		p += l;
+		n -= l;
+	}
+	dst[o] = 0;
+}
+
 enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const char *fmt, ...)
 {
-	char msg[512];
+	char raw[512], msg[512];
 	json_t *o;
 	char *body;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	utf8_clean(msg, sizeof(msg), raw); /* jansson refuses anything else */
 	o = json_pack("{s:s}", "error", msg);
 	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
@@ -462,9 +523,20 @@ unsigned int http_endpoint_count(void)
 	return (unsigned int)NENDPOINTS;
 }
 
+void http_count_status(const char *path, size_t len, unsigned int status)
+{
+	int ep = HTTP_EP__MAX - 1;
+
+	for (size_t i = 0; path && i < NENDPOINTS; i++)
+		if (strlen(s_endpoints[i].path) == len &&
+		    memcmp(s_endpoints[i].path, path, len) == 0)
+			ep = (int)i;
+	count_request(ep, status);
+}
+
 unsigned int http_status_code(unsigned int idx)
 {
-	return idx < 6 ? s_codes[idx] : 0;
+	return idx < HTTP_CODE__MAX - 1 ? s_codes[idx] : 0;
 }
 
 /* If-None-Match: "*", or a comma-separated list of (possibly weak) tags. */
@@ -491,44 +563,81 @@ static int etag_matches(const char *inm, uint64_t gen)
 	return 0;
 }
 
+/*
+ * Per-request state kept in libmicrohttpd's request pointer, as flag bits (no allocation):
+ * set by on_uri() when the request line arrives, read by on_request().
+ */
+#define RQF_SEEN 0x1u /* on_request() was called once (headers received) */
+#define RQF_NUL 0x2u  /* the raw path holds "%00": decoded, it would be cut short */
+#define RQF_CTL 0x4u  /* the raw target holds a control byte */
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	uintptr_t f = 0;
+	int in_path = 1;
+
+	(void)cls;
+	(void)conn;
+	for (const unsigned char *p = (const unsigned char *)uri; *p; p++) {
+		if (*p == '?')
+			in_path = 0;
+		if (*p < 0x20 || *p == 0x7f)
+			f |= RQF_CTL;
+		if (in_path && p[0] == '%' && p[1] == '0' && p[2] == '0')
+			f |= RQF_NUL;
+	}
+	return (void *)(f | 0x100u); /* never NULL */
+}
+
+static enum MHD_Result send_405(struct http_req *rq)
+{
+	struct MHD_Response *r;
+	char *body = strdup("{\"error\":\"method not allowed\"}\n");
+
+	if (!body)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(strlen(body), body, free, body);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	return queue(rq, 405, r);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_cls)
 {
 	struct http_req rq = { .conn = conn, .path = url, .ep = HTTP_EP__MAX - 1 };
+	uintptr_t flags = (uintptr_t)*req_cls;
 	const struct endpoint *e = NULL;
 	enum MHD_Result res;
 
 	(void)cls;
 	(void)version;
 	(void)upload;
-	if (!*req_cls) {
-		/* first call: headers only; answer on the second so an upload can be refused */
-		*req_cls = (void *)1;
-		return MHD_YES;
-	}
 	for (size_t i = 0; i < NENDPOINTS; i++) {
 		if (strcmp(url, s_endpoints[i].path) == 0) {
 			e = &s_endpoints[i];
 			rq.ep = (int)i;
 		}
 	}
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		struct MHD_Response *r;
-		char *body = strdup("{\"error\":\"method not allowed\"}\n");
-
-		*upload_size = 0;
-		if (!body)
-			return MHD_NO;
-		r = MHD_create_response_from_buffer_with_free_callback_cls(strlen(body), body, free,
-									   body);
-		if (!r) {
-			free(body);
-			return MHD_NO;
-		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-		return queue(&rq, 405, r);
+	if (!(flags & RQF_SEEN)) {
+		/*
+		 * First call: the headers only. A refusal is queued now, before any body is read
+		 * (libmicrohttpd accepts a response only before the body or after all of it);
+		 * a GET is answered on the next call, once a body it may carry has been skipped.
+		 */
+		*req_cls = (void *)(flags | RQF_SEEN);
+		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+			return send_405(&rq);
+		if (flags & RQF_CTL)
+			return http_send_error(&rq, 400, "control character in the request target");
+		if (flags & RQF_NUL)
+			return http_send_error(&rq, 400, "NUL byte (%%00) in the path");
+		return MHD_YES;
 	}
 	if (*upload_size) {
 		*upload_size = 0; /* a GET with a body: ignore the body */
@@ -620,7 +729,43 @@ int http_parse_listen(const char *spec, struct sockaddr_storage *ss, unsigned in
 	return 0;
 }
 
-static int open_listener(const char *spec, char *unix_path)
+/*
+ * An existing file at a unix listener's path: a socket nobody answers on (a previous run
+ * that died) is removed; a socket that answers (another instance) or anything else is
+ * refused, and never removed.
+ */
+static int unix_stale(const struct sockaddr_un *su, unsigned int sslen)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (lstat(su->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("%s exists and is not a socket: not touching it", su->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)su, sslen) == 0 ? -EADDRINUSE : -errno;
+	close(fd);
+	if (ret == -EADDRINUSE) {
+		log_err("%s: another process answers on this socket (a second rtsnapd?)",
+			su->sun_path);
+		return ret;
+	}
+	if (ret != -ECONNREFUSED) {
+		log_err("%s: cannot tell whether the socket is in use: %s", su->sun_path,
+			strerror(-ret));
+		return ret;
+	}
+	log_info("%s: removing the stale socket of an earlier run", su->sun_path);
+	return unlink(su->sun_path) < 0 ? -errno : 0;
+}
+
+static int open_listener(const struct http_opts *o, const char *spec, char *unix_path,
+			 struct stat *unix_st)
 {
 	struct sockaddr_storage ss;
 	unsigned int sslen;
@@ -629,32 +774,47 @@ static int open_listener(const char *spec, char *unix_path)
 	ret = http_parse_listen(spec, &ss, &sslen);
 	if (ret)
 		return ret;
+	if (ss.ss_family == AF_UNIX) {
+		ret = unix_stale((struct sockaddr_un *)&ss, sslen);
+		if (ret)
+			return ret;
+	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (ss.ss_family == AF_UNIX) {
 		const char *path = ((struct sockaddr_un *)&ss)->sun_path;
-		struct stat st;
+		mode_t old;
 
-		/* a stale socket from an earlier run: replace it; anything else: refuse */
-		if (lstat(path, &st) == 0) {
-			if (!S_ISSOCK(st.st_mode)) {
-				close(fd);
-				return -EEXIST;
-			}
-			unlink(path);
+		/* nobody may connect before the mode and group are set: create it 0600 */
+		old = umask(0177);
+		ret = bind(fd, (struct sockaddr *)&ss, sslen) < 0 ? -errno : 0;
+		umask(old);
+		if (!ret && o->unix_gid != (unsigned int)-1 &&
+		    chown(path, (uid_t)-1, (gid_t)o->unix_gid) < 0)
+			ret = -errno;
+		if (!ret && chmod(path, o->unix_mode) < 0)
+			ret = -errno;
+		if (!ret && lstat(path, unix_st) < 0)
+			ret = -errno;
+		if (!ret && listen(fd, 1024) < 0)
+			ret = -errno;
+		if (ret) {
+			if (ret != -EADDRINUSE)
+				unlink(path);
+			close(fd);
+			return ret;
 		}
 		memcpy(unix_path, path, strnlen(path, 107));
 		unix_path[strnlen(path, 107)] = 0;
-	} else {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ss.ss_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		return fd;
 	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 1024) < 0) {
 		ret = -errno;
 		close(fd);
-		unix_path[0] = 0;
 		return ret;
 	}
 	return fd;
@@ -672,42 +832,78 @@ int http_start(const struct http_opts *o)
 	if (o->nlisten > MAX_LISTEN)
 		return -E2BIG;
 	for (unsigned int i = 0; i < o->nlisten; i++) {
-		int fd = open_listener(o->listen[i], s_unix_paths[i]);
+		unsigned int limit = o->conn_limit ? o->conn_limit : 1024;
+		struct http_gate_opts go = { .max_pending = o->max_pending ? o->max_pending : 1024,
+					     .header_timeout_s =
+						 o->header_timeout_s ? o->header_timeout_s : 10,
+					     .conn_limit = limit };
+		int fd = open_listener(o, o->listen[i], s_unix_paths[i], &s_unix_st[i]);
 		struct MHD_Daemon *d;
+		struct http_gate *g;
+		int ret;
 
 		if (fd < 0) {
 			log_err("cannot listen on %s: %s", o->listen[i], strerror(-fd));
 			http_stop();
 			return fd;
 		}
-		d = MHD_start_daemon(
-		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL,
-		    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
-		    threads, MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : 1024,
-		    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 30,
-		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		    (size_t)64 * 1024, MHD_OPTION_END);
-		if (!d) {
+		ret = http_gate_new(o->listen[i], fd, &go, &g);
+		if (ret) {
 			close(fd);
+			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
+				strerror(-ret));
+			http_stop();
+			return ret;
+		}
+		s_gates[i] = g;
+		/* connections come from the gate (MHD_add_connection), never from a listen socket */
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
+			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+		    0, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE, threads,
+		    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		    o->timeout_s ? o->timeout_s : 30, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+		    http_gate_notify, g, MHD_OPTION_END);
+		if (!d) {
 			log_err("cannot start the HTTP server on %s", o->listen[i]);
 			http_stop();
 			return -EIO;
 		}
-		s_daemons[s_ndaemons++] = d;
-		log_info("listening on %s (%u threads)", o->listen[i], threads);
+		s_daemons[i] = d;
+		s_ndaemons = i + 1;
+		ret = http_gate_start(g, d);
+		if (ret) {
+			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
+				strerror(-ret));
+			http_stop();
+			return ret;
+		}
+		log_info("listening on %s (%u threads, %u connections, %u waiting for a request "
+			 "head at most %u s)",
+			 o->listen[i], threads, limit, go.max_pending, go.header_timeout_s);
 	}
 	return 0;
 }
 
 void http_stop(void)
 {
-	for (unsigned int i = 0; i < s_ndaemons; i++) {
-		MHD_stop_daemon(s_daemons[i]); /* closes the listen socket too */
+	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
+		http_gate_stop(s_gates[i]); /* nothing new reaches libmicrohttpd */
+		if (s_daemons[i])
+			MHD_stop_daemon(s_daemons[i]);
 		s_daemons[i] = NULL;
+		http_gate_free(s_gates[i]); /* the listen socket and waiting connections */
+		s_gates[i] = NULL;
 	}
 	s_ndaemons = 0;
 	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
-		if (s_unix_paths[i][0])
+		struct stat st;
+
+		/* only the socket this process created: never one that replaced it */
+		if (s_unix_paths[i][0] && lstat(s_unix_paths[i], &st) == 0 &&
+		    st.st_dev == s_unix_st[i].st_dev && st.st_ino == s_unix_st[i].st_ino)
 			unlink(s_unix_paths[i]);
 		s_unix_paths[i][0] = 0;
 	}

@@ -61,22 +61,22 @@ static void render_http(struct strbuf *sb)
 	unsigned int nep = http_endpoint_count();
 
 	strbuf_puts(sb, "# HELP rtsnap_http_requests_total HTTP requests answered, by endpoint "
-			"and status code (5xx: any other code).\n"
+			"and status code (other: a code not listed separately).\n"
 			"# TYPE rtsnap_http_requests_total counter\n");
 	for (unsigned int e = 0; e <= nep; e++) {
 		int ep = e < nep ? (int)e : HTTP_EP__MAX - 1; /* last: unknown paths */
 
-		for (unsigned int c = 0; c < 6; c++) {
+		for (unsigned int c = 0; c < HTTP_CODE__MAX; c++) {
 			unsigned int code = http_status_code(c);
-			uint64_t v = stats_get(g_stats.http_requests[ep][c]);
+			uint64_t v = stats_get(g_stats.http_requests_code[ep][c]);
 
 			/* every endpoint's 200 from the start, other codes once they happen */
 			if (!v && (code != 200 || ep == HTTP_EP__MAX - 1))
 				continue;
 			strbuf_puts(sb, "rtsnap_http_requests_total{endpoint=\"");
 			render_metrics_label(sb, http_endpoint_name(ep));
-			if (code >= 500 || !code)
-				strbuf_appendf(sb, "\",code=\"5xx\"} %llu\n",
+			if (!code)
+				strbuf_appendf(sb, "\",code=\"other\"} %llu\n",
 					       (unsigned long long)v);
 			else
 				strbuf_appendf(sb, "\",code=\"%u\"} %llu\n", code,
@@ -89,6 +89,22 @@ static void render_http(struct strbuf *sb)
 		       "# TYPE rtsnap_http_response_bytes_total counter\n"
 		       "rtsnap_http_response_bytes_total %llu\n",
 		       (unsigned long long)stats_get(g_stats.http_bytes));
+	strbuf_appendf(sb,
+		       "# HELP rtsnap_http_header_timeouts_total Connections answered 408: no "
+		       "complete request head within --header-timeout.\n"
+		       "# TYPE rtsnap_http_header_timeouts_total counter\n"
+		       "rtsnap_http_header_timeouts_total %llu\n"
+		       "# HELP rtsnap_http_shed_connections_total Connections still waiting for "
+		       "their request closed to make room for new ones.\n"
+		       "# TYPE rtsnap_http_shed_connections_total counter\n"
+		       "rtsnap_http_shed_connections_total %llu\n"
+		       "# HELP rtsnap_http_busy_total Requests refused because every connection "
+		       "slot (--max-connections) was in use.\n"
+		       "# TYPE rtsnap_http_busy_total counter\n"
+		       "rtsnap_http_busy_total %llu\n",
+		       (unsigned long long)stats_get(g_stats.http_header_timeouts),
+		       (unsigned long long)stats_get(g_stats.http_shed),
+		       (unsigned long long)stats_get(g_stats.http_busy));
 }
 
 enum MHD_Result http_ep_metrics(struct http_req *rq)

@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,22 +41,31 @@ static void on_hup(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rtsnapd [options]\n"
-		   "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
-		   "                          (repeatable; default [::1]:9816)\n"
-		   "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
-		   "      --debounce-ms MS    at most one publication per MS (default 10)\n"
-		   "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
-		   "      --once              print one snapshot to stdout and exit\n"
-		   "      --format proc|json  format for --once (default proc)\n"
-		   "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
-		   "      --http-timeout S    close a connection idle for S seconds (default 30)\n"
-		   "      --max-connections N per listener (default 1024)\n"
-		   "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
-		   "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
-		   "      --log-level LEVEL   err, warn, info (default) or debug\n"
-		   "  -h, --help              this text\n"
-		   "  -V, --version           print the version\n");
+	fprintf(f,
+		"usage: rtsnapd [options]\n"
+		"  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
+		"                          (repeatable; default [::1]:9816)\n"
+		"  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
+		"      --debounce-ms MS    at most one publication per MS (default 10)\n"
+		"      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+		"      --once              print one snapshot to stdout and exit\n"
+		"      --format proc|json  format for --once (default proc)\n"
+		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		"      --http-timeout S    close a connection idle for S seconds (default 30)\n"
+		"      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
+		"      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
+		"      --max-connections N requests served at once per listener (default 1024,\n"
+		"                          less if the file descriptor limit is low)\n"
+		"      --max-pending N     connections waiting for their first request head per\n"
+		"                          listener; the oldest is closed beyond (default: what\n"
+		"                          the file descriptor limit leaves, at most 65536)\n"
+		"      --header-timeout S  time a connection has to send its first request head\n"
+		"                          (default 10, or --http-timeout if shorter; 408 after)\n"
+		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
+		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
+		"      --log-level LEVEL   err, warn, info (default) or debug\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n");
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -116,6 +127,40 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 	return 0;
 }
 
+/*
+ * Connection limits from the file descriptor budget. The soft RLIMIT_NOFILE is raised to the
+ * hard one; 64 descriptors stay for the rest of the daemon; each listener gets an equal share.
+ * Unset limits: --max-connections 1024 (or a quarter of the share if smaller), --max-pending
+ * the rest of the share (at most 65536). Limits set beyond the share only get a warning.
+ */
+static void fd_budget(unsigned int nlisten, unsigned int *max_conn, unsigned int *max_pending)
+{
+	struct rlimit rl;
+	unsigned long long share;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = rl.rlim_max = 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl.rlim_cur = rl.rlim_max;
+	}
+	share = rl.rlim_cur == RLIM_INFINITY ? 1ULL << 20 : (unsigned long long)rl.rlim_cur;
+	share = share > 64 + 2 * nlisten ? (share - 64) / nlisten : 2;
+	if (!*max_conn)
+		*max_conn = share / 4 < 1024 ? (unsigned int)(share / 4 ? share / 4 : 1) : 1024;
+	if (!*max_pending) {
+		unsigned long long rest = share > *max_conn ? share - *max_conn : 1;
+
+		*max_pending = rest > 65536 ? 65536 : (unsigned int)rest;
+	}
+	if ((unsigned long long)*max_conn + *max_pending > share)
+		log_warn("--max-connections %u and --max-pending %u per listener exceed the %llu "
+			 "file descriptors each listener can have (RLIMIT_NOFILE %llu)",
+			 *max_conn, *max_pending, share, (unsigned long long)rl.rlim_cur);
+}
+
 int main(int argc, char **argv)
 {
 	enum {
@@ -129,6 +174,10 @@ int main(int argc, char **argv)
 		OPT_METRICS_ROUTE_LIMIT,
 		OPT_HTTP_TIMEOUT,
 		OPT_MAX_CONN,
+		OPT_MAX_PENDING,
+		OPT_HEADER_TIMEOUT,
+		OPT_UNIX_MODE,
+		OPT_UNIX_GROUP,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -141,6 +190,10 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+		{ "max-pending", required_argument, NULL, OPT_MAX_PENDING },
+		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+		{ "unix-mode", required_argument, NULL, OPT_UNIX_MODE },
+		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -148,8 +201,10 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *listen[MAX_LISTEN];
-	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 1024;
-	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10 };
+	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
+	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
+	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
+	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
@@ -193,6 +248,48 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_MAX_PENDING:
+			if (parse_uint(optarg, 1000000, &max_pending) || !max_pending) {
+				fprintf(stderr, "rtsnapd: bad --max-pending '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_HEADER_TIMEOUT:
+			if (parse_uint(optarg, 3600, &header_timeout) || !header_timeout) {
+				fprintf(stderr, "rtsnapd: bad --header-timeout '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_UNIX_MODE: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (!*optarg || *end || errno || m > 0777) {
+				fprintf(stderr,
+					"rtsnapd: bad --unix-mode '%s' (octal, e.g. 0660)\n",
+					optarg);
+				return 2;
+			}
+			unix_mode = (unsigned int)m;
+			break;
+		}
+		case OPT_UNIX_GROUP: {
+			struct group *gr = getgrnam(optarg);
+			unsigned int gid;
+
+			if (gr)
+				unix_gid = (unsigned int)gr->gr_gid;
+			else if (!parse_uint(optarg, 0x7fffffff, &gid))
+				unix_gid = gid;
+			else {
+				fprintf(stderr, "rtsnapd: no group '%s' for --unix-group\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case OPT_METRICS_ROUTES:
 			render_metrics_set_routes(1);
 			break;
@@ -262,6 +359,9 @@ int main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
+	fd_budget(nlisten, &max_conn, &max_pending);
+	if (!header_timeout)
+		header_timeout = http_timeout < 10 ? http_timeout : 10;
 	ret = collector_start(&copts);
 	if (ret)
 		log_err("cannot take the first snapshot: %s", strerror(-ret));
@@ -280,7 +380,11 @@ int main(int argc, char **argv)
 					   .nlisten = nlisten,
 					   .threads = threads,
 					   .conn_limit = max_conn,
-					   .timeout_s = http_timeout };
+					   .timeout_s = http_timeout,
+					   .max_pending = max_pending,
+					   .header_timeout_s = header_timeout,
+					   .unix_mode = unix_mode,
+					   .unix_gid = unix_gid };
 
 		ret = http_start(&hopts);
 	}

@@ -3,15 +3,38 @@
  * procfile.c - the --proc-file writer thread.
  *
  * The collector calls procfile_notify() after each publication; the writer wakes, takes the
- * current snapshot as any reader does (snapshot_acquire), writes it to PATH.tmp.PID, renames
- * that over PATH and releases the snapshot. It skips generations it already wrote, and if
- * several publications happen during one write it writes only the newest next.
+ * current snapshot as any reader does (snapshot_acquire), writes it to a temporary file in the
+ * directory of PATH, renames that over PATH and releases the snapshot. It skips generations
+ * it already wrote, and if several publications happen during one write it writes only the
+ * newest next.
+ *
+ * The daemon usually runs as root and the directory may be one other users can write to, so
+ * nothing in it is trusted (issue 13: a planted symlink at the old PATH.tmp.<pid> name made
+ * root overwrite any file):
+ *   - procfile_start() walks the directory from / one component at a time with
+ *     O_PATH|O_DIRECTORY|O_NOFOLLOW and refuses a directory (or an ancestor) that is not
+ *     owned by root or by the daemon's user, or that someone else can write to without the
+ *     sticky bit (they could rename our file away and put their own in its place). A sticky
+ *     directory writable by others (/tmp) is accepted with a warning. The directory fd found
+ *     that way is kept; every later operation is relative to it, so renaming or replacing
+ *     the directory path afterwards redirects nothing.
+ *   - each write creates an unnamed file (O_TMPFILE) in that directory and links it under a
+ *     random name (linkat fails if the name exists; it never follows a symlink there); where
+ *     O_TMPFILE is not supported, the random name is created with O_CREAT|O_EXCL|O_NOFOLLOW,
+ *     which also refuses any existing name or symlink. Either way the file written is one this
+ *     thread just created.
+ *   - renameat() within the directory fd replaces PATH; rename never follows a symlink at
+ *     the target, it replaces the link itself.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rtsnap/log.h"
@@ -19,42 +42,223 @@
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
+/* ".<base>.<16 hex digits>.tmp" */
+#define TMP_EXTRA (1 + 1 + 16 + 4)
+#define TMP_TRIES 16
+#define FILE_MODE 0644
+
 static const char *s_path;
+static char s_base[NAME_MAX + 1 - TMP_EXTRA];
+static int s_dirfd = -1;
 static pthread_t s_thread;
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t s_cond = PTHREAD_COND_INITIALIZER;
 static int s_pending, s_stop, s_running;
 
-static int write_file(const struct snapshot *s)
-{
-	char tmp[4096];
-	size_t off = 0;
-	int fd, err;
+/* ---- the directory ---- */
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s_path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+/* Is this directory one that only we (root or the daemon's user) control? 0, or -EPERM with
+ * the reason logged. last: the directory PATH is in (sticky and writable by others: a
+ * warning only). */
+static int dir_check(const char *shown, const struct stat *st, int last)
+{
+	uid_t me = geteuid();
+	int group_ok = st->st_gid == 0 || st->st_gid == getegid();
+	int others_write = (st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && !group_ok);
+
+	if (st->st_uid != 0 && st->st_uid != me) {
+		log_err("--proc-file: %s is owned by uid %u, not by root or uid %u: refusing to "
+			"write there",
+			shown, (unsigned int)st->st_uid, (unsigned int)me);
+		return -EPERM;
+	}
+	if (others_write && !(st->st_mode & S_ISVTX)) {
+		log_err("--proc-file: %s (mode %04o) is writable by other users and not sticky: "
+			"they could replace the file; refusing to write there",
+			shown, (unsigned int)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	if (others_write && last)
+		log_warn("--proc-file: %s (mode %04o) is writable by other users; the file "
+			 "cannot be redirected, but another user can take its name first",
+			 shown, (unsigned int)(st->st_mode & 07777));
+	return 0;
+}
+
+/*
+ * Open dir (the operator's spelling, symlinks allowed) as the directory it resolves to now,
+ * checking it and every ancestor. *out: an O_PATH fd.
+ */
+static int dir_open(const char *dir, int *out)
+{
+	char *real = realpath(dir, NULL);
+	char *p, *next;
+	struct stat st;
+	int fd, nfd, ret;
+
+	if (!real)
 		return -errno;
-	while (off < s->proc_len) {
-		ssize_t n = write(fd, s->proc_text + off, s->proc_len - off);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	p = real;
+	for (;;) {
+		char c;
+
+		if (fstat(fd, &st) < 0) {
+			ret = -errno;
+			goto fail;
+		}
+		c = *p;
+		*p = 0; /* real[0..p) is the directory fd refers to */
+		ret = dir_check(p == real ? "/" : real, &st, c == 0 || strcmp(p + 1, "") == 0);
+		*p = c;
+		if (ret)
+			goto fail;
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		next = strchr(p, '/');
+		if (next)
+			*next = 0;
+		nfd = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			ret = -errno;
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		p = next ? next : p + strlen(p);
+		if (next)
+			*next = '/';
+	}
+	*out = fd;
+	ret = 0;
+	goto out;
+fail:
+	close(fd);
+out:
+	free(real);
+	return ret;
+}
+
+/* ---- one write ---- */
+
+static int random_name(char *buf, size_t len)
+{
+	unsigned char r[8];
+	size_t got = 0;
+
+	while (got < sizeof(r)) {
+		ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			close(fd);
-			unlink(tmp);
-			return err;
+			return -errno;
 		}
-		off += (size_t)n;
+		got += (size_t)n;
 	}
-	if (close(fd) < 0 || rename(tmp, s_path) < 0) {
-		err = -errno;
-		unlink(tmp);
-		return err;
+	snprintf(buf, len, ".%s.%02x%02x%02x%02x%02x%02x%02x%02x.tmp", s_base, r[0], r[1], r[2],
+		 r[3], r[4], r[5], r[6], r[7]);
+	return 0;
+}
+
+/* Link the O_TMPFILE fd under a fresh random name (written to tmp). */
+static int link_tmpfile(int fd, char *tmp, size_t len)
+{
+	char proc[64];
+	int ret;
+
+	for (int i = 0; i < TMP_TRIES; i++) {
+		ret = random_name(tmp, len);
+		if (ret)
+			return ret;
+		if (linkat(fd, "", s_dirfd, tmp, AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno == EEXIST)
+			continue;
+		if (errno != ENOENT && errno != EPERM)
+			return -errno;
+		/* no CAP_DAC_READ_SEARCH: the same link through /proc */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (linkat(AT_FDCWD, proc, s_dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* Create the temporary file; its name in tmp once it has one. fd or a negative errno. */
+static int create_tmp(char *tmp, size_t len, int *named)
+{
+	int fd, ret;
+
+	*named = 0;
+	fd = openat(s_dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, FILE_MODE);
+	if (fd >= 0)
+		return fd;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	for (int i = 0; i < TMP_TRIES; i++) {
+		ret = random_name(tmp, len);
+		if (ret)
+			return ret;
+		fd = openat(s_dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    FILE_MODE);
+		if (fd >= 0) {
+			*named = 1;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
 	}
 	return 0;
+}
+
+static int write_file(const struct snapshot *s)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, named, err;
+
+	fd = create_tmp(tmp, sizeof(tmp), &named);
+	if (fd < 0)
+		return fd;
+	/* the mode asked for at creation went through the umask; readers need 0644 */
+	err = fchmod(fd, FILE_MODE) < 0 ? -errno : 0;
+	if (!err)
+		err = write_all(fd, s->proc_text, s->proc_len);
+	if (!err && !named) {
+		err = link_tmpfile(fd, tmp, sizeof(tmp));
+		named = !err;
+	}
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && renameat(s_dirfd, tmp, s_dirfd, s_base) < 0)
+		err = -errno;
+	if (err && named)
+		unlinkat(s_dirfd, tmp, 0);
+	return err;
 }
 
 static void *writer(void *arg)
@@ -90,15 +294,46 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* ---- lifecycle ---- */
+
 int procfile_start(const char *path)
 {
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir;
 	int ret;
 
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		log_err("--proc-file: '%s' does not name a file", path);
+		return -EINVAL;
+	}
+	if (strlen(base) + TMP_EXTRA > NAME_MAX) {
+		log_err("--proc-file: file name '%s' is too long", base);
+		return -ENAMETOOLONG;
+	}
+	memcpy(s_base, base, strlen(base) + 1);
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	ret = dir_open(dir, &s_dirfd);
+	if (ret && ret != -EPERM) /* dir_check() has said why */
+		log_err("--proc-file: directory %s: %s", dir, strerror(-ret));
+	free(dir);
+	if (ret)
+		return ret;
 	s_path = path;
 	s_pending = 1; /* write the snapshot published before we started */
 	ret = pthread_create(&s_thread, NULL, writer, NULL);
-	if (ret)
+	if (ret) {
+		close(s_dirfd);
+		s_dirfd = -1;
 		return -ret;
+	}
 	s_running = 1;
 	return 0;
 }
@@ -123,4 +358,6 @@ void procfile_stop(void)
 	pthread_mutex_unlock(&s_lock);
 	pthread_join(s_thread, NULL);
 	s_running = 0;
+	close(s_dirfd);
+	s_dirfd = -1;
 }

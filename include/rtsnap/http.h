@@ -9,9 +9,14 @@
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
 	unsigned int nlisten;
-	unsigned int threads;	 /* per listener; 0 = number of CPUs */
-	unsigned int conn_limit; /* per listener */
-	unsigned int timeout_s;	 /* idle connection timeout */
+	unsigned int threads;	       /* per listener; 0 = number of CPUs */
+	unsigned int conn_limit;       /* per listener */
+	unsigned int timeout_s;	       /* idle connection timeout */
+	unsigned int max_pending;      /* per listener: connections still sending their first
+					  request head */
+	unsigned int header_timeout_s; /* time from accept to a complete first request head */
+	unsigned int unix_mode;	       /* mode of unix:/path sockets (e.g. 0660) */
+	unsigned int unix_gid;	       /* their group; (unsigned int)-1: the daemon's */
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left

@@ -65,10 +65,40 @@ enum MHD_Result http_ep_metrics(struct http_req *rq);
 
 /* For per-endpoint counters: endpoint path by index ("other" for unknown paths, index
  * HTTP_EP__MAX - 1), number of endpoints, and the status code counted in column idx of
- * g_stats.http_requests (200, 304, 400, 404, 405, 5xx). */
+ * g_stats.http_requests_code (0 for the last column, which counts every other code). */
 const char *http_endpoint_name(int ep);
 unsigned int http_endpoint_count(void);
 unsigned int http_status_code(unsigned int idx);
+
+/* Any thread: count one answer with status for the endpoint whose path is path[0..len) (raw,
+ * not decoded; NULL or no match: "other"). For answers sent outside libmicrohttpd. */
+void http_count_status(const char *path, size_t len, unsigned int status);
+
+/*
+ * http_gate.c: where a listener's connections wait for their first request head, outside
+ * libmicrohttpd (see the comment at its top). One gate per listener; all calls from the main
+ * thread except http_gate_notify (libmicrohttpd's threads).
+ */
+struct http_gate;
+struct http_gate_opts {
+	unsigned int max_pending;      /* connections waiting for a request head */
+	unsigned int header_timeout_s; /* from accept to a complete head */
+	unsigned int conn_limit;       /* libmicrohttpd's connection limit (503 beyond) */
+};
+/* Take over listen_fd (closed by http_gate_free, or left to the caller on failure). name is
+ * kept for logs. 0 or a negative errno. */
+int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *o,
+		  struct http_gate **out) __attribute__((warn_unused_result));
+/* MHD_OPTION_NOTIFY_CONNECTION callback, cls = the gate: counts libmicrohttpd's connections. */
+void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode toe);
+/* Start accepting; connections are handed to mhd. 0 or a negative errno. */
+int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd)
+    __attribute__((warn_unused_result));
+/* Stop accepting (joins the thread). Safe on NULL or a gate never started. */
+void http_gate_stop(struct http_gate *g);
+/* Stop, close the listen socket and every waiting connection, free. Accepts NULL. */
+void http_gate_free(struct http_gate *g);
 
 /* Value of argument key, or NULL. */
 const char *http_arg(const struct http_req *rq, const char *key);

@@ -60,6 +60,8 @@ struct stats_hist {
 };
 
 #define HTTP_EP__MAX 16
+/* columns of http_requests_code: the codes in http.c's table, then "other" */
+#define HTTP_CODE__MAX 13
 
 struct rtsnap_stats {
 	/* collector */
@@ -90,8 +92,13 @@ struct rtsnap_stats {
 	int64_t last_enobufs_mono_ms;
 	struct stats_hist latency; /* first unpublished change received -> published */
 	/* http */
-	uint64_t http_requests[HTTP_EP__MAX][6]; /* by endpoint and status class idx (see http.c) */
+	uint64_t http_requests[HTTP_EP__MAX][6]; /* unused: superseded by http_requests_code */
+	uint64_t http_requests_code[HTTP_EP__MAX][HTTP_CODE__MAX]; /* by endpoint and status
+								     code idx (http.c) */
 	uint64_t http_bytes;
+	uint64_t http_shed;	       /* waiting connections closed to make room for new ones */
+	uint64_t http_header_timeouts; /* 408: no complete request head within --header-timeout */
+	uint64_t http_busy;	       /* 503: every libmicrohttpd connection in use */
 	/* process */
 	int64_t start_time_real_s;
 };

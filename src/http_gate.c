@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * http_gate.c - the accept side of a listener: connections wait here, outside libmicrohttpd,
+ * until their first request head has arrived whole; then it is checked and the connection is
+ * handed to libmicrohttpd (MHD_add_connection), or answered here with a JSON error.
+ *
+ * Why (issue 13): libmicrohttpd 0.9.75 gives every accepted connection one of its
+ * --max-connections slots and its idle timer is reset by every byte, so 1 024 idle or
+ * slowloris connections locked every other client out; and the errors it produces itself
+ * (400, 413, 414, 431, 505) have fixed HTML bodies no API can change. Here:
+ *   - a connection has --header-timeout seconds from accept to deliver a complete request
+ *     head; trickling bytes does not extend it (408, JSON);
+ *   - waiting connections cost an fd and a slot in this table, not a libmicrohttpd slot;
+ *     when the table (--max-pending) is full, or accept() runs out of descriptors, the
+ *     connection that has waited longest is closed to make room, so a new client that sends
+ *     its request at once always gets in;
+ *   - the head is read with MSG_PEEK, so libmicrohttpd later reads the same bytes itself; what
+ *     it would refuse with HTML is refused here with the same status and a JSON body;
+ *   - when libmicrohttpd's connections are all in use the answer is 503 (JSON), not a close.
+ * Only the first request of a connection passes through here: later requests on a kept-alive
+ * connection are libmicrohttpd's alone (its idle timeout applies; its own errors are HTML).
+ *
+ * One thread per listener runs an epoll loop over the listen socket, the waiting connections
+ * (edge-triggered: a peek leaves the bytes in place) and an eventfd that stops it. Waiting
+ * connections are kept in accept order, which is also deadline order; answered ones (being
+ * drained so that closing does not reset the answer away) in a second list, also in deadline
+ * order. The thread owns both lists; the only shared value is the libmicrohttpd connection
+ * count, kept with atomics by http_gate_notify() on libmicrohttpd's threads.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtsnap/http_internal.h"
+#include "rtsnap/log.h"
+#include "rtsnap/stats.h"
+
+#define GATE_HEAD_MAX (16 * 1024) /* request line and headers: more is 431 (414) */
+#define GATE_URI_MAX 8192	  /* request target: more is 414 */
+#define GATE_BODY_MAX (64 * 1024) /* Content-Length a GET may carry: more is 413 */
+#define GATE_DRAIN_MS 1000	  /* after an answer, read until EOF for at most this */
+#define GATE_WARN_MS 10000	  /* at most one flood warning per listener this often */
+#define NIL UINT32_MAX
+
+enum { L_PENDING, L_DRAIN, L__COUNT };
+
+struct gate_conn {
+	int fd; /* -1: free */
+	int list;
+	int64_t deadline_ms;
+	uint32_t prev, next;
+	socklen_t alen;
+	struct sockaddr_storage addr;
+};
+
+struct http_gate {
+	const char *name; /* the --listen value, for logs */
+	int lfd, efd, stopfd;
+	struct MHD_Daemon *mhd;
+	unsigned int conn_limit, header_ms;
+	unsigned int mhd_conns; /* atomic: libmicrohttpd's open connections */
+	pthread_t thread;
+	int running;
+	int64_t accept_paused_until, last_warn_ms;
+	uint32_t cap, nfree, free_head;
+	uint32_t head[L__COUNT], tail[L__COUNT], count[L__COUNT];
+	struct gate_conn *c;
+	char buf[GATE_HEAD_MAX + 1];
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the two lists ---- */
+
+static void list_del(struct http_gate *g, uint32_t i)
+{
+	struct gate_conn *c = &g->c[i];
+	int l = c->list;
+
+	if (c->prev != NIL)
+		g->c[c->prev].next = c->next;
+	else
+		g->head[l] = c->next;
+	if (c->next != NIL)
+		g->c[c->next].prev = c->prev;
+	else
+		g->tail[l] = c->prev;
+	g->count[l]--;
+}
+
+static void list_add(struct http_gate *g, uint32_t i, int l, int64_t deadline)
+{
+	struct gate_conn *c = &g->c[i];
+
+	c->list = l;
+	c->deadline_ms = deadline;
+	c->next = NIL;
+	c->prev = g->tail[l];
+	if (c->prev != NIL)
+		g->c[c->prev].next = i;
+	else
+		g->head[l] = i;
+	g->tail[l] = i;
+	g->count[l]++;
+}
+
+/* Forget slot i; its fd is closed unless handed over (then already -1). */
+static void conn_free(struct http_gate *g, uint32_t i)
+{
+	struct gate_conn *c = &g->c[i];
+
+	list_del(g, i);
+	if (c->fd >= 0)
+		close(c->fd); /* also removes it from the epoll set */
+	c->fd = -1;
+	c->next = g->free_head;
+	g->free_head = i;
+	g->nfree++;
+}
+
+/* ---- answers ---- */
+
+static const char *reason(unsigned int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 413:
+		return "Content Too Large";
+	case 414:
+		return "URI Too Long";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 503:
+		return "Service Unavailable";
+	case 505:
+		return "HTTP Version Not Supported";
+	}
+	return "Error";
+}
+
+/*
+ * Answer slot i with status and a JSON error (msg: a fixed ASCII text), then drain it: the
+ * bytes already received are discarded, our side is shut down, and what else arrives is read
+ * until EOF, so that close() does not turn into a reset that destroys the answer in flight.
+ */
+static void answer(struct http_gate *g, uint32_t i, unsigned int status, const char *msg,
+		   int head_only, const char *path, size_t path_len)
+{
+	struct gate_conn *c = &g->c[i];
+	char resp[512], body[160];
+	int bl, n;
+
+	bl = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", msg);
+	n = snprintf(
+	    resp, sizeof(resp),
+	    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+	    "Cache-Control: no-cache\r\nConnection: close\r\n%sContent-Length: %d\r\n\r\n%s",
+	    status, reason(status), status == 405 ? "Allow: GET, HEAD\r\n" : "", bl,
+	    head_only ? "" : body);
+	(void)!send(c->fd, resp, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	http_count_status(path, path_len, status);
+	while (recv(c->fd, g->buf, sizeof(g->buf), MSG_DONTWAIT) > 0)
+		;
+	shutdown(c->fd, SHUT_WR);
+	list_del(g, i);
+	list_add(g, i, L_DRAIN, mono_ms() + GATE_DRAIN_MS);
+}
+
+/* ---- the request head ---- */
+
+static int is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* End of the head (offset just past its blank line) in p[0..len), or 0 if not there yet. */
+static size_t head_end(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != '\n')
+			continue;
+		if (i + 1 < len && p[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && p[i + 1] == '\r' && p[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+struct head {
+	unsigned int status; /* 0: hand it over */
+	const char *why;
+	int head_only;	  /* HEAD: an answer without a body */
+	const char *path; /* the target up to '?', raw, for the request counter */
+	size_t path_len;
+};
+
+/* Next line of [*p, end): returns its start, sets *len (no CR/LF) and moves *p past it. */
+static const char *next_line(const char **p, const char *end, size_t *len)
+{
+	const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
+	const char *e = nl ? nl : end;
+
+	*p = nl ? nl + 1 : end;
+	if (e > s && e[-1] == '\r')
+		e--;
+	*len = (size_t)(e - s);
+	return s;
+}
+
+/* Check what libmicrohttpd would refuse with an HTML page, in the head buf[0..len). */
+static void head_check(const char *buf, size_t len, struct head *h)
+{
+	const char *p = buf, *end = buf + len, *line, *sp1, *sp2, *ver;
+	size_t ll, mlen;
+	int get_or_head, have_cl = 0;
+	unsigned long long cl = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (memchr(buf, 0, len)) {
+		h->status = 400, h->why = "NUL byte in the request head";
+		return;
+	}
+	do /* empty lines before the request line are allowed */
+		line = next_line(&p, end, &ll);
+	while (!ll && p < end);
+	sp1 = memchr(line, ' ', ll);
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(line + ll - sp1 - 1)) : NULL;
+	mlen = sp1 ? (size_t)(sp1 - line) : 0;
+	for (size_t i = 0; i < mlen; i++)
+		if (!is_tchar((unsigned char)line[i]))
+			mlen = 0;
+	if (!mlen || !sp2 || sp2 == sp1 + 1) {
+		h->status = 400, h->why = "malformed request line";
+		return;
+	}
+	h->path = sp1 + 1;
+	h->path_len = (size_t)(sp2 - sp1 - 1);
+	if (h->path_len > GATE_URI_MAX) {
+		h->status = 414, h->why = "request target too long";
+		h->path = NULL;
+		return;
+	}
+	{
+		const char *q = memchr(h->path, '?', h->path_len);
+
+		if (q)
+			h->path_len = (size_t)(q - h->path);
+	}
+	ver = sp2 + 1;
+	if ((size_t)(line + ll - ver) != 8 || strncmp(ver, "HTTP/", 5) != 0 || ver[5] < '0' ||
+	    ver[5] > '9' || ver[6] != '.' || ver[7] < '0' || ver[7] > '9') {
+		h->status = 400, h->why = "malformed request line";
+		return;
+	}
+	if (strncmp(ver, "HTTP/1.0", 8) != 0 && strncmp(ver, "HTTP/1.1", 8) != 0) {
+		h->status = 505, h->why = "HTTP version not supported (HTTP/1.0 and 1.1 are)";
+		return;
+	}
+	get_or_head = (mlen == 3 && strncmp(line, "GET", 3) == 0) ||
+		      (mlen == 4 && strncmp(line, "HEAD", 4) == 0);
+	h->head_only = mlen == 4 && strncmp(line, "HEAD", 4) == 0;
+	if (!get_or_head) {
+		h->status = 405, h->why = "method not allowed";
+		return;
+	}
+	for (int first = 1;; first = 0) {
+		const char *colon, *v, *ve;
+
+		line = next_line(&p, end, &ll);
+		if (!ll)
+			break;
+		if (line[0] == ' ' || line[0] == '\t') { /* folded continuation */
+			if (first) {
+				h->status = 400, h->why = "malformed header line";
+				return;
+			}
+			continue;
+		}
+		colon = memchr(line, ':', ll);
+		if (!colon || colon == line) {
+			h->status = 400, h->why = "malformed header line";
+			return;
+		}
+		for (const char *q = line; q < colon; q++) {
+			if (!is_tchar((unsigned char)*q)) {
+				h->status = 400, h->why = "malformed header line";
+				return;
+			}
+		}
+		v = colon + 1;
+		ve = line + ll;
+		while (v < ve && (*v == ' ' || *v == '\t'))
+			v++;
+		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+			ve--;
+		if (colon - line == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
+			h->status = 400, h->why = "a GET or HEAD request has no body to encode";
+			return;
+		}
+		if (colon - line == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
+			unsigned long long x = 0;
+
+			if (v == ve) {
+				h->status = 400, h->why = "malformed Content-Length";
+				return;
+			}
+			for (const char *q = v; q < ve; q++) {
+				if (*q < '0' || *q > '9') {
+					h->status = 400, h->why = "malformed Content-Length";
+					return;
+				}
+				/* saturates: anything that large is a 413 below */
+				x = x > GATE_BODY_MAX ? x : x * 10 + (unsigned int)(*q - '0');
+			}
+			if (have_cl && x != cl) {
+				h->status = 400, h->why = "conflicting Content-Length headers";
+				return;
+			}
+			have_cl = 1;
+			cl = x;
+		}
+	}
+	if (cl > GATE_BODY_MAX) {
+		h->status = 413, h->why = "request body too large";
+		return;
+	}
+}
+
+/* Slot i is readable (or hung up): peek at what has arrived and decide. */
+static void on_readable(struct http_gate *g, uint32_t i)
+{
+	struct gate_conn *c = &g->c[i];
+	struct head h;
+	ssize_t n;
+	size_t he;
+
+	if (c->list == L_DRAIN) {
+		while ((n = recv(c->fd, g->buf, sizeof(g->buf), MSG_DONTWAIT)) > 0)
+			;
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_free(g, i);
+		return;
+	}
+	n = recv(c->fd, g->buf, GATE_HEAD_MAX, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			conn_free(g, i);
+		return;
+	}
+	if (n == 0) { /* closed before a request */
+		conn_free(g, i);
+		return;
+	}
+	he = head_end(g->buf, (size_t)n);
+	if (!he) {
+		if (n < GATE_HEAD_MAX)
+			return; /* wait for more (edge-triggered: woken by the next bytes) */
+		if (!memchr(g->buf, '\n', (size_t)n))
+			answer(g, i, 414, "request line too long", 0, NULL, 0);
+		else
+			answer(g, i, 431, "request header fields too large", 0, NULL, 0);
+		return;
+	}
+	head_check(g->buf, he, &h);
+	if (h.status) {
+		answer(g, i, h.status, h.why, h.head_only, h.path, h.path_len);
+		return;
+	}
+	if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
+		stats_inc(g_stats.http_busy);
+		answer(g, i, 503, "too many connections", h.head_only, h.path, h.path_len);
+		return;
+	}
+	epoll_ctl(g->efd, EPOLL_CTL_DEL, c->fd, NULL);
+	{
+		int fd = c->fd;
+
+		c->fd = -1; /* libmicrohttpd's now, closed by it even on failure */
+		conn_free(g, i);
+		if (MHD_add_connection(g->mhd, fd, (struct sockaddr *)&c->addr, c->alen) != MHD_YES)
+			stats_inc(g_stats.http_busy);
+	}
+}
+
+/* ---- accepting ---- */
+
+/* Close the connection that has waited longest (answered ones first). 0 if there was none. */
+static int shed_one(struct http_gate *g, int64_t now)
+{
+	uint32_t i = g->head[L_DRAIN] != NIL ? g->head[L_DRAIN] : g->head[L_PENDING];
+
+	if (i == NIL)
+		return 0;
+	if (g->c[i].list == L_PENDING)
+		stats_inc(g_stats.http_shed);
+	conn_free(g, i);
+	if (now - g->last_warn_ms >= GATE_WARN_MS || !g->last_warn_ms) {
+		g->last_warn_ms = now;
+		log_warn("%s: %u connections waiting for their request: closing the oldest to "
+			 "make room (shed so far: %llu)",
+			 g->name, g->count[L_PENDING] + g->count[L_DRAIN],
+			 (unsigned long long)stats_get(g_stats.http_shed));
+	}
+	return 1;
+}
+
+static void on_accept(struct http_gate *g)
+{
+	for (int k = 0; k < 256; k++) {
+		struct sockaddr_storage ss;
+		socklen_t alen = sizeof(ss);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLET };
+		int64_t now = mono_ms();
+		uint32_t i;
+		int fd;
+
+		fd = accept4(g->lfd, (struct sockaddr *)&ss, &alen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				if (shed_one(g, now))
+					continue;
+				g->accept_paused_until = now + 100; /* nothing to give back */
+				epoll_ctl(g->efd, EPOLL_CTL_DEL, g->lfd, NULL);
+			}
+			return; /* EAGAIN, or a connection that went away (ECONNABORTED...) */
+		}
+		if (!g->nfree)
+			shed_one(g, now);
+		i = g->free_head;
+		g->free_head = g->c[i].next;
+		g->nfree--;
+		g->c[i].fd = fd;
+		g->c[i].alen = alen;
+		memcpy(&g->c[i].addr, &ss, alen);
+		list_add(g, i, L_PENDING, now + g->header_ms);
+		ev.data.u64 = (uint64_t)i + 2;
+		if (epoll_ctl(g->efd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			conn_free(g, i);
+			continue;
+		}
+		on_readable(g, i); /* the request may be there already */
+	}
+}
+
+/* Answer or close what is past its deadline; returns ms until the next deadline (-1: none). */
+static int expire(struct http_gate *g, int64_t now)
+{
+	int64_t next = -1;
+
+	while (g->head[L_PENDING] != NIL && g->c[g->head[L_PENDING]].deadline_ms <= now) {
+		stats_inc(g_stats.http_header_timeouts);
+		answer(g, g->head[L_PENDING], 408, "request head not received in time", 0, NULL, 0);
+	}
+	while (g->head[L_DRAIN] != NIL && g->c[g->head[L_DRAIN]].deadline_ms <= now)
+		conn_free(g, g->head[L_DRAIN]);
+	for (int l = 0; l < L__COUNT; l++) {
+		if (g->head[l] == NIL)
+			continue;
+		if (next < 0 || g->c[g->head[l]].deadline_ms - now < next)
+			next = g->c[g->head[l]].deadline_ms - now;
+	}
+	if (g->accept_paused_until) {
+		if (g->accept_paused_until <= now) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+
+			g->accept_paused_until = 0;
+			epoll_ctl(g->efd, EPOLL_CTL_ADD, g->lfd, &ev);
+		} else if (next < 0 || g->accept_paused_until - now < next) {
+			next = g->accept_paused_until - now;
+		}
+	}
+	return next < 0 ? -1 : (int)(next > 60000 ? 60000 : next);
+}
+
+static void *gate_thread(void *arg)
+{
+	struct http_gate *g = arg;
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int timeout = expire(g, mono_ms());
+		int n = epoll_wait(g->efd, evs, 64, timeout);
+
+		for (int k = 0; k < n; k++) {
+			uint64_t id = evs[k].data.u64;
+
+			if (id == 1)
+				return NULL; /* stop */
+			if (id == 0)
+				on_accept(g);
+			else if (g->c[id - 2].fd >= 0)
+				on_readable(g, (uint32_t)(id - 2));
+		}
+	}
+}
+
+/* ---- lifecycle ---- */
+
+int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *o,
+		  struct http_gate **out)
+{
+	struct http_gate *g = calloc(1, sizeof(*g));
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!g)
+		return -ENOMEM;
+	g->name = name;
+	g->lfd = listen_fd;
+	g->stopfd = -1;
+	g->cap = o->max_pending ? o->max_pending : 1;
+	g->conn_limit = o->conn_limit;
+	g->header_ms = o->header_timeout_s * 1000;
+	g->c = calloc(g->cap, sizeof(*g->c));
+	g->efd = epoll_create1(EPOLL_CLOEXEC);
+	g->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!g->c || g->efd < 0 || g->stopfd < 0)
+		goto fail;
+	for (uint32_t i = 0; i < g->cap; i++) {
+		g->c[i].fd = -1;
+		g->c[i].next = i + 1 < g->cap ? i + 1 : NIL;
+	}
+	g->free_head = 0;
+	g->nfree = g->cap;
+	for (int l = 0; l < L__COUNT; l++)
+		g->head[l] = g->tail[l] = NIL;
+	ev.data.u64 = 0;
+	if (epoll_ctl(g->efd, EPOLL_CTL_ADD, g->lfd, &ev) < 0)
+		goto fail;
+	ev.data.u64 = 1;
+	if (epoll_ctl(g->efd, EPOLL_CTL_ADD, g->stopfd, &ev) < 0)
+		goto fail;
+	*out = g;
+	return 0;
+fail:
+	g->lfd = -1; /* the caller still owns it */
+	http_gate_free(g);
+	return -ENOMEM;
+}
+
+void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_gate *g = cls;
+
+	(void)conn;
+	(void)socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+		__atomic_sub_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
+}
+
+int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd)
+{
+	int ret;
+
+	g->mhd = mhd;
+	ret = pthread_create(&g->thread, NULL, gate_thread, g);
+	if (ret)
+		return -ret;
+	g->running = 1;
+	return 0;
+}
+
+void http_gate_stop(struct http_gate *g)
+{
+	uint64_t one = 1;
+
+	if (!g || !g->running)
+		return;
+	(void)!write(g->stopfd, &one, sizeof(one));
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+}
+
+void http_gate_free(struct http_gate *g)
+{
+	if (!g)
+		return;
+	http_gate_stop(g);
+	for (uint32_t i = 0; g->c && i < g->cap; i++)
+		if (g->c[i].fd >= 0)
+			close(g->c[i].fd);
+	free(g->c);
+	if (g->efd >= 0)
+		close(g->efd);
+	if (g->stopfd >= 0)
+		close(g->stopfd);
+	if (g->lfd >= 0)
+		close(g->lfd);
+	free(g);
+}
