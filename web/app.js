@@ -376,6 +376,7 @@
       (n === 1 ? ' route' : ' routes') + (pg.next ? '; more follow.' : '; last page.')) +
       ' (generation ' + (st.gen === null ? '?' : st.gen) + ')';
     $('route-table').dataset.count = String(n);
+    $('route-table').dataset.ms = (performance.now() - t0).toFixed(1); // request + render (bench)
     $('route-table').dataset.gen = String(st.gen);
     updatePager();
     refreshDetail();
@@ -589,6 +590,7 @@
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
     await poll(); // first /status: renders everything (a new generation)
     if (location.hash.startsWith('#routes')) $('routes').scrollIntoView();
+    document.documentElement.dataset.readyMs = performance.now().toFixed(0); // since navigation (bench)
     document.documentElement.dataset.ready = '1';
   }
 

@@ -195,6 +195,13 @@ ip netns exec "$NS" ip -j -6 route show table all dev "$HOSTILE_DEV" |
 dom_routes >"$RTSNAP_TMP/d.f2"
 tap_diff_ne "$RTSNAP_TMP/k.f2" "$RTSNAP_TMP/d.f2" "typed filter dev=$HOSTILE_DEV: rows equal ip -6 route show table all dev ..., names as text"
 
+# a value the server refuses: its error is shown as text
+cdp_type '#filter input[name=prefix]' 'not-a-prefix<b>'
+cdp_key Enter
+cdp_wait "document.getElementById('routes-state').textContent.startsWith('The filter was refused')" 10
+tap_ok "$(cdp_eval 'document.getElementById("routes-state").textContent' | grep -q "bad value for 'prefix'"; echo $?)" \
+	"a prefix the server refuses: its 400 error is shown ($(cdp_eval 'document.getElementById("routes-state").textContent'))"
+
 # paging: table 1000 (120 routes) 50 per page, through the cursor
 cdp_eval 'document.getElementById("filter-clear").click(), true' >/dev/null
 page_is "Page 1: 100 routes"
