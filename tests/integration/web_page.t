@@ -131,6 +131,9 @@ tap_ok "$(for l in /ipv6_route /routes /metrics; do grep -q "href=\"$l\"" "$RTSN
 	"without JavaScript the page links to /ipv6_route, /routes and /metrics"
 tap_ok "$(grep -q '<form action="/routes/lookup"' "$RTSNAP_TMP/nojs.html" && grep -q '<main id="main" hidden' "$RTSNAP_TMP/nojs.html"; echo $?)" \
 	"without JavaScript: a plain lookup form, and the live views stay hidden"
+tap_is "$(cdp_call DOM.getBoxModel "$(cdp_call DOM.querySelector "{\"nodeId\": ${root:-0}, \"selector\": \"#facts\"}" |
+	jq -c '{nodeId: .result.nodeId}')" | jq -r '.error.message // "has a box"')" "Could not compute box model." \
+	"without JavaScript the empty live header is not displayed"
 cdp_screenshot "$SHOTS/web-nojs.png"
 cdp_call Emulation.setScriptExecutionDisabled '{"value": false}' >/dev/null
 
