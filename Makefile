@@ -14,7 +14,7 @@ BUILD   ?= build
 
 DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libjansson-dev \
 		  liburcu-dev libcmocka-dev zlib1g-dev
-DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod
+DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium
 PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib
 
 CC      ?= cc
@@ -37,6 +37,9 @@ LIBS = $(PKG_LIBS) -lpthread
 
 SRCS := $(wildcard src/*.c)
 OBJS := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+# The web page (web/*) compiled into C arrays, plain and gzip (tools/gen_web_assets.sh).
+WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
+OBJS += $(BUILD)/obj/web_assets.o
 LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -50,6 +53,14 @@ $(BUILD)/rtsnapd: $(OBJS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/web_assets.c: $(WEB_FILES) tools/gen_web_assets.sh
+	@mkdir -p $(@D)
+	sh tools/gen_web_assets.sh $@ $(WEB_FILES)
+
+$(BUILD)/obj/web_assets.o: $(BUILD)/gen/web_assets.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

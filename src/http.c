@@ -26,6 +26,7 @@
 #include "rtsnap/collector.h"
 #include "rtsnap/http.h"
 #include "rtsnap/http_internal.h"
+#include "rtsnap/http_web.h"
 #include "rtsnap/log.h"
 #include "rtsnap/names.h"
 #include "rtsnap/stats.h"
@@ -502,12 +503,13 @@ struct endpoint {
 	int etag; /* supports If-None-Match on the snapshot generation */
 };
 
+/* "/" also serves every other path http_web_path() knows (the web page's files) */
 static const struct endpoint s_endpoints[] = {
 	{ "/ipv6_route", ep_proc, 1 },		 { "/proc/net/ipv6_route", ep_proc, 1 },
 	{ "/routes", http_ep_routes, 0 }, /* expires changes with time: no 304 */
 	{ "/routes/lookup", http_ep_lookup, 0 }, { "/expiring", http_ep_expiring, 0 },
-	{ "/metrics", http_ep_metrics, 0 },	 { "/status", ep_status, 0 },
-	{ "/healthz", ep_healthz, 0 },
+	{ "/metrics", http_ep_metrics, 0 },	 { "/status", ep_status, 1 },
+	{ "/healthz", ep_healthz, 0 },		 { "/", http_ep_web, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
@@ -619,7 +621,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	(void)version;
 	(void)upload;
 	for (size_t i = 0; i < NENDPOINTS; i++) {
-		if (strcmp(url, s_endpoints[i].path) == 0) {
+		if (strcmp(url, s_endpoints[i].path) == 0 ||
+		    (s_endpoints[i].fn == http_ep_web && http_web_path(url))) {
 			e = &s_endpoints[i];
 			rq.ep = (int)i;
 		}

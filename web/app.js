@@ -1,0 +1,599 @@
+// rtsnap web page. No library, no inline script (the page is served with
+// Content-Security-Policy: default-src 'self'). Every string that comes from the
+// kernel or /etc/iproute2 goes into the page with textContent or as an attribute
+// value, never as markup.
+//
+// Data: /status (polled with If-None-Match: its ETag is the snapshot generation),
+// /healthz, /metrics (per-table multipath, expiring and per-protocol counts),
+// /routes (server-side filters, paged with X-Next-After), /routes/lookup, /expiring,
+// /web/about.json (host name and namespace).
+'use strict';
+
+(function () {
+  const POLL_MS = 1000;
+  const FULL_STATUS_EVERY = 10; // polls: refresh counters even when the generation is the same
+  const HISTORY_MAX = 600;
+  const EXPIRING_MAX_ROWS = 500;
+  const FILTER_KEYS = ['table', 'prefix', 'covers', 'dev', 'gateway', 'protocol', 'type',
+    'metric', 'expiring'];
+
+  const st = {
+    about: null,
+    status: null, // last /status body
+    statusAt: 0, // performance.now() when it arrived
+    etag: null,
+    gen: null,
+    stale: false,
+    reachable: true,
+    polls: 0,
+    history: [], // {t: ms since epoch, routes}
+    page: { qs: '', after: '', back: [], next: '', routes: [] },
+    selected: null, // key of the route shown in the detail view
+    countdowns: [], // {el, deadline (performance.now() ms), prefix}
+    expCountdowns: [],
+    violations: 0,
+  };
+
+  const $ = (id) => document.getElementById(id);
+  const SVGNS = 'http://www.w3.org/2000/svg';
+
+  // element(tag, {attr: value}, child...): children are nodes or strings (text)
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    for (const c of kids) {
+      if (c === null || c === undefined) continue;
+      e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    }
+    return e;
+  }
+  function sv(tag, attrs, text) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = String(text);
+    return e;
+  }
+  function setText(id, text) { $(id).textContent = String(text); }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+  function fmtInt(n) { return Number(n).toLocaleString('en-US'); }
+
+  async function fetchJSON(url, headers) {
+    const r = await fetch(url, { headers: headers || {}, cache: 'no-store' });
+    let body = null;
+    if (r.status !== 304) {
+      const text = await r.text();
+      try { body = JSON.parse(text); } catch (e) { body = { error: text.slice(0, 200) }; }
+    }
+    return { status: r.status, ok: r.ok, headers: r.headers, body: body };
+  }
+  function errorText(res) {
+    return (res.body && typeof res.body.error === 'string') ? res.body.error : 'HTTP ' + res.status;
+  }
+
+  // ---- header
+
+  function fmtAge(s) {
+    if (s < 1) return (s * 1000).toFixed(0) + ' ms';
+    if (s < 120) return s.toFixed(1) + ' s';
+    if (s < 7200) return Math.floor(s / 60) + ' min ' + Math.floor(s % 60) + ' s';
+    return (s / 3600).toFixed(1) + ' h';
+  }
+
+  function renderAbout() {
+    const a = st.about;
+    if (!a) return;
+    setText('h-host', a.hostname ? 'on ' + a.hostname : '');
+    setText('f-host', a.hostname || 'unknown');
+    setText('f-netns', a.netns ? a.netns : (a.netns_initial ? 'initial namespace'
+      : 'unnamed (net:[' + a.netns_inode + '])'));
+    document.title = 'rtsnap' + (a.hostname ? ' - ' + a.hostname : '') + (a.netns ? ' (' + a.netns + ')' : '');
+  }
+
+  function renderHeader() {
+    const s = st.status;
+    if (!s) return;
+    setText('f-version', s.version);
+    setText('f-gen', s.generation);
+    setText('f-taken', s.taken_at.replace('T', ' ').replace('Z', ' UTC'));
+    setText('f-routes', fmtInt(s.routes) + ' in ' + s.tables.length + ' tables');
+    const errs = Object.keys(s.errors).filter((k) => s.errors[k] > 0);
+    const nerr = errs.reduce((a, k) => a + s.errors[k], 0);
+    setText('f-collector', (nerr ? nerr + ' errors' : 'no errors') +
+      (s.last_error ? ' (last: ' + s.last_error + ')' : '') + '; last collection: ' + s.trigger +
+      ' (' + fmtAge(s.duration_seconds) + ')');
+    renderAge();
+    const banner = $('banner');
+    clear(banner);
+    const lines = [];
+    if (!st.reachable) lines.push('rtsnapd is not answering: the figures below are the last ones received.');
+    if (st.stale || s.stale) {
+      lines.push('STALE: the last collection failed or is overdue (/healthz answers 503). ' +
+        'The routes shown may not be the kernel\'s current ones.');
+    }
+    if (nerr || (s.last_error && (st.stale || s.stale))) {
+      lines.push('Collector errors: ' + (nerr ? errs.map((k) => k + ' ' + s.errors[k]).join(', ') : 'none counted') +
+        (s.last_error ? '; last error: ' + s.last_error : ''));
+    }
+    for (const l of lines) banner.appendChild(el('p', {}, l));
+    banner.hidden = lines.length === 0;
+    banner.dataset.stale = (st.stale || s.stale) ? '1' : '0';
+  }
+
+  function renderAge() {
+    const s = st.status;
+    if (!s) return;
+    const age = s.age_seconds + (performance.now() - st.statusAt) / 1000;
+    setText('f-age', fmtAge(age));
+  }
+
+  // ---- /metrics: per-table multipath/expiring and per-protocol counts
+
+  function parseLabels(s) {
+    const out = {};
+    const re = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+    let m;
+    while ((m = re.exec(s)) !== null) {
+      out[m[1]] = m[2].replace(/\\(.)/g, (x, c) => (c === 'n' ? '\n' : c));
+    }
+    return out;
+  }
+
+  function parseMetrics(text) {
+    const r = { mpath: {}, exp: {}, proto: {}, byTable: {} };
+    for (const line of text.split('\n')) {
+      const m = /^(rtsnap_routes|rtsnap_multipath_routes|rtsnap_routes_expiring)\{(.*)\} (\S+)$/.exec(line);
+      if (!m) continue;
+      const l = parseLabels(m[2]);
+      const v = Number(m[3]);
+      if (m[1] === 'rtsnap_multipath_routes') r.mpath[l.table] = v;
+      else if (m[1] === 'rtsnap_routes_expiring') r.exp[l.table] = v;
+      else {
+        r.proto[l.protocol] = (r.proto[l.protocol] || 0) + v;
+        r.byTable[l.table] = (r.byTable[l.table] || 0) + v;
+      }
+    }
+    return r;
+  }
+
+  async function loadSummary() {
+    const s = st.status;
+    let m = null;
+    try {
+      const r = await fetch('/metrics', { cache: 'no-store' });
+      if (r.ok) m = parseMetrics(await r.text());
+    } catch (e) { m = null; }
+    const tbody = $('table-summary').tBodies[0];
+    clear(tbody);
+    const dl = $('table-names');
+    clear(dl);
+    dl.appendChild(el('option', { value: 'all' }));
+    const sum = { routes: 0, mpath: 0, exp: 0, lines: 0 };
+    for (const t of s.tables) {
+      const mp = m && t.name in m.mpath ? m.mpath[t.name] : null;
+      const ex = m && t.name in m.exp ? m.exp[t.name] : null;
+      sum.routes += t.routes;
+      sum.lines += t.proc_lines;
+      sum.mpath += mp || 0;
+      sum.exp += ex || 0;
+      const show = el('button', { type: 'button', class: 'link', title: 'Browse the routes of this table' }, t.name);
+      show.addEventListener('click', () => browseTable(t.name));
+      tbody.appendChild(el('tr', { 'data-table': t.name },
+        el('td', { class: 'num' }, String(t.id)),
+        el('th', { scope: 'row' }, show),
+        el('td', { class: 'num' }, fmtInt(t.routes)),
+        el('td', { class: 'num' }, mp === null ? '?' : fmtInt(mp)),
+        el('td', { class: 'num' }, ex === null ? '?' : fmtInt(ex)),
+        el('td', { class: 'num' }, fmtInt(t.proc_lines))));
+      dl.appendChild(el('option', { value: t.name }));
+    }
+    setText('sum-routes', fmtInt(sum.routes));
+    setText('sum-mpath', m ? fmtInt(sum.mpath) : '?');
+    setText('sum-exp', m ? fmtInt(sum.exp) : '?');
+    setText('sum-lines', fmtInt(sum.lines));
+    barChart($('chart-tables'), s.tables.map((t) => [t.name, t.routes]));
+    if (m) {
+      const protos = Object.keys(m.proto).map((p) => [p, m.proto[p]]);
+      protos.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      barChart($('chart-protocols'), protos);
+    }
+  }
+
+  // Horizontal bars: label, bar scaled to the largest value, the value in words beside it.
+  function barChart(svg, items) {
+    clear(svg);
+    const W = 340, row = 22, labelW = 110, valueW = 64;
+    const max = Math.max(1, ...items.map((i) => i[1]));
+    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + Math.max(row, items.length * row));
+    items.forEach(([label, v], i) => {
+      const y = i * row;
+      const g = sv('g', { class: 'bar-row' });
+      g.appendChild(sv('title', {}, label + ': ' + v));
+      const shown = label.length > 15 ? label.slice(0, 14) + '\u2026' : label;
+      g.appendChild(sv('text', { x: 0, y: y + 15, class: 'label' }, shown));
+      const span = W - labelW - valueW;
+      g.appendChild(sv('rect', { class: 'track', x: labelW, y: y + 4, width: span, height: row - 8 }));
+      const w = v > 0 ? Math.max(1, (v / max) * span) : 0;
+      g.appendChild(sv('rect', { class: 'bar', x: labelW, y: y + 4, width: w.toFixed(1), height: row - 8 }));
+      g.appendChild(sv('text', { x: labelW + span + 6, y: y + 15, class: 'value' }, fmtInt(v)));
+      svg.appendChild(g);
+    });
+  }
+
+  function renderSpark() {
+    const svg = $('sparkline');
+    clear(svg);
+    const h = st.history;
+    if (h.length === 0) return;
+    const vals = h.map((p) => p.routes);
+    const min = Math.min(...vals), max = Math.max(...vals);
+    const t0 = h[0].t, t1 = h[h.length - 1].t;
+    const pts = h.map((p) => {
+      const x = t1 > t0 ? ((p.t - t0) / (t1 - t0)) * 300 : 300;
+      const y = max > min ? 55 - ((p.routes - min) / (max - min)) * 50 : 30;
+      return x.toFixed(1) + ',' + y.toFixed(1);
+    });
+    if (pts.length === 1) pts.unshift('0,' + pts[0].split(',')[1]);
+    svg.appendChild(sv('polyline', { points: pts.join(' ') }));
+    const mins = (t1 - t0) / 60000;
+    setText('c-spark-text', 'now ' + fmtInt(vals[vals.length - 1]) + ' routes; min ' + fmtInt(min) +
+      ', max ' + fmtInt(max) + ' over the last ' + (mins < 1 ? Math.round(mins * 60) + ' s' : mins.toFixed(1) + ' min') +
+      ' (' + h.length + ' samples)');
+  }
+
+  // ---- route rendering shared by the browser, lookup and expiring views
+
+  function nexthops(r) {
+    if (Array.isArray(r.nexthops)) return r.nexthops;
+    return [{ gateway: r.gateway, dev: r.dev }];
+  }
+  function nhCell(r, key) {
+    const td = el('td', { class: key === 'gateway' ? 'addr' : '' });
+    for (const nh of nexthops(r)) {
+      let t = nh[key] === undefined ? '' : String(nh[key]);
+      if (key === 'gateway' && r.nexthops && nh.weight !== undefined && nh.weight !== 1) t += ' weight ' + nh.weight;
+      td.appendChild(el('span', { class: 'nh' }, t));
+    }
+    return td;
+  }
+  // The kernel's key of a route: what makes it unique in a snapshot.
+  function routeKey(r) {
+    return [r.table || 'main', r.dst, r.from || '', r.metric, r.type || '',
+      nexthops(r).map((n) => (n.gateway || '') + '%' + (n.dev || '')).join(',')].join('|');
+  }
+  function fmtLeft(ms) {
+    const neg = ms < 0;
+    let s = Math.floor(Math.abs(ms) / 1000);
+    const h = Math.floor(s / 3600); s -= h * 3600;
+    const m = Math.floor(s / 60); s -= m * 60;
+    const t = (h ? h + 'h ' : '') + (h || m ? m + 'min ' : '') + s + 's';
+    return neg ? 'overdue ' + t : t;
+  }
+  function countdown(list, td, expiresS, t0) {
+    const c = { el: td, deadline: t0 + expiresS * 1000 };
+    td.textContent = fmtLeft(c.deadline - performance.now());
+    list.push(c);
+  }
+  function tickCountdowns() {
+    const now = performance.now();
+    for (const c of st.countdowns) c.el.textContent = fmtLeft(c.deadline - now);
+    for (const c of st.expCountdowns) c.el.textContent = fmtLeft(c.deadline - now);
+  }
+
+  function routeRow(r, t0, onShow) {
+    const dst = el('button', { type: 'button', class: 'link addr', title: 'Show the full route object' }, r.dst);
+    dst.addEventListener('click', () => onShow(r));
+    const exp = el('td', { class: 'num' });
+    if (r.expires !== undefined) countdown(st.countdowns, exp, r.expires, t0);
+    const tr = el('tr', { 'data-key': routeKey(r) },
+      el('td', {}, r.type || ''),
+      el('td', { class: 'addr' }, dst),
+      el('td', { class: 'addr' }, r.from || ''),
+      nhCell(r, 'gateway'),
+      nhCell(r, 'dev'),
+      el('td', {}, r.table || 'main'),
+      el('td', {}, r.protocol || 'boot'),
+      el('td', {}, r.scope || ''),
+      el('td', { class: 'num' }, String(r.metric)),
+      el('td', {}, (r.flags || []).join(' ')),
+      exp,
+      el('td', {}, r.pref || ''));
+    if (st.selected === routeKey(r)) tr.classList.add('selected');
+    return tr;
+  }
+
+  // ---- route browser
+
+  function filterFromForm() {
+    const f = $('filter');
+    const p = new URLSearchParams();
+    for (const k of FILTER_KEYS) {
+      const v = f.elements[k].value.trim();
+      if (v !== '' && !(k === 'table' && v === 'all')) p.set(k, v);
+    }
+    p.set('limit', f.elements.limit.value);
+    return p;
+  }
+  function formFromFilter(p) {
+    const f = $('filter');
+    for (const k of FILTER_KEYS) f.elements[k].value = p.get(k) || '';
+    const lim = p.get('limit') || '100';
+    if ([...f.elements.limit.options].some((o) => o.value === lim)) f.elements.limit.value = lim;
+  }
+  function hashFilter() {
+    const h = location.hash;
+    return h.startsWith('#routes?') ? new URLSearchParams(h.slice(8)) : null;
+  }
+  function browseTable(name) {
+    const p = new URLSearchParams();
+    p.set('table', name);
+    p.set('limit', $('filter').elements.limit.value);
+    go(p);
+  }
+  function go(p) {
+    const h = '#routes?' + p.toString();
+    if (location.hash === h) startBrowse(p); else location.hash = h; // hashchange starts it
+  }
+  function startBrowse(p) {
+    formFromFilter(p);
+    st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
+    loadPage();
+  }
+
+  async function loadPage() {
+    const pg = st.page;
+    const p = new URLSearchParams(pg.qs);
+    if (pg.after) p.set('after', pg.after);
+    const state = $('routes-state');
+    const t0 = performance.now();
+    let res;
+    try {
+      res = await fetchJSON('/routes?' + p.toString());
+    } catch (e) {
+      state.textContent = 'rtsnapd did not answer.';
+      return;
+    }
+    if (pg !== st.page) return; // a newer query started meanwhile
+    const tbody = $('route-table').tBodies[0];
+    if (!res.ok) {
+      clear(tbody);
+      st.countdowns = [];
+      state.textContent = 'The filter was refused: ' + errorText(res);
+      state.classList.add('error');
+      updatePager();
+      return;
+    }
+    state.classList.remove('error');
+    pg.next = res.headers.get('X-Next-After') || '';
+    pg.routes = res.body;
+    st.countdowns = [];
+    clear(tbody);
+    const frag = document.createDocumentFragment();
+    for (const r of res.body) frag.appendChild(routeRow(r, t0, showDetail));
+    tbody.appendChild(frag);
+    const n = res.body.length;
+    const pageNo = pg.back.length + 1;
+    state.textContent = (n === 0 ? 'No route matches.' : 'Page ' + pageNo + ': ' + fmtInt(n) +
+      (n === 1 ? ' route' : ' routes') + (pg.next ? '; more follow.' : '; last page.')) +
+      ' (generation ' + (st.gen === null ? '?' : st.gen) + ')';
+    $('route-table').dataset.count = String(n);
+    $('route-table').dataset.ms = (performance.now() - t0).toFixed(1); // request + render (bench)
+    $('route-table').dataset.gen = String(st.gen);
+    updatePager();
+    refreshDetail();
+  }
+  function updatePager() {
+    const pg = st.page;
+    $('page-first').disabled = pg.back.length === 0;
+    $('page-prev').disabled = pg.back.length === 0;
+    $('page-next').disabled = !pg.next;
+  }
+
+  function showDetail(r) {
+    st.selected = routeKey(r);
+    for (const tr of $('route-table').tBodies[0].rows) tr.classList.toggle('selected', tr.dataset.key === st.selected);
+    setText('detail-name', r.dst + (r.table ? ' table ' + r.table : ''));
+    setText('detail-json', JSON.stringify(r, null, 2));
+    const d = $('detail');
+    d.hidden = false;
+    d.dataset.key = st.selected;
+    d.focus();
+  }
+  // After a refresh: keep showing the selected route's current object, or say it is gone.
+  function refreshDetail() {
+    if (!st.selected || $('detail').hidden) return;
+    const r = st.page.routes.find((x) => routeKey(x) === st.selected);
+    if (r) setText('detail-json', JSON.stringify(r, null, 2));
+  }
+
+  // ---- lookup
+
+  async function lookup(ev) {
+    if (ev) ev.preventDefault();
+    const f = $('lookup-form');
+    const p = new URLSearchParams();
+    for (const k of ['addr', 'table', 'from']) {
+      const v = f.elements[k].value.trim();
+      if (v !== '') p.set(k, v);
+    }
+    const out = $('lookup-result');
+    clear(out);
+    out.dataset.state = 'loading';
+    let res;
+    try {
+      res = await fetchJSON('/routes/lookup?' + p.toString());
+    } catch (e) {
+      out.appendChild(el('p', { class: 'error' }, 'rtsnapd did not answer.'));
+      out.dataset.state = 'error';
+      return;
+    }
+    if (!res.ok) {
+      out.appendChild(el('p', { class: 'error' }, (res.status === 404 ? 'No route: ' : 'Refused: ') + errorText(res)));
+      out.dataset.state = res.status === 404 ? 'none' : 'error';
+      return;
+    }
+    const r = res.body;
+    const words = [p.get('addr')];
+    if (p.get('from')) words.push('from', p.get('from'));
+    if (r.type) words.unshift(r.type);
+    const nh = nexthops(r);
+    if (nh.length === 1) {
+      if (nh[0].gateway) words.push('via', nh[0].gateway);
+      if (nh[0].dev) words.push('dev', nh[0].dev);
+    } else {
+      words.push('via one of ' + nh.length + ' nexthops');
+    }
+    words.push('table', r.table || 'main');
+    if (r.protocol) words.push('proto', r.protocol);
+    words.push('metric', String(r.metric));
+    if (r.pref) words.push('pref', r.pref);
+    out.appendChild(el('p', { class: 'lookup-line' }, words.join(' ')));
+    const table = el('table', { class: 'data routes', id: 'lookup-table' },
+      el('caption', {}, 'Matching route: ' + r.dst),
+      el('thead', {}, $('route-table').tHead.rows[0].cloneNode(true)));
+    const tb = el('tbody');
+    tb.appendChild(routeRow(r, performance.now(), showLookupJSON));
+    table.appendChild(tb);
+    out.appendChild(el('div', { class: 'scroll' }, table));
+    out.appendChild(el('pre', { id: 'lookup-json' }, JSON.stringify(r, null, 2)));
+    out.dataset.state = 'found';
+  }
+  function showLookupJSON() { const j = $('lookup-json'); if (j) j.scrollIntoView(); }
+
+  // ---- expiring
+
+  async function loadExpiring() {
+    let res;
+    const t0 = performance.now();
+    try {
+      res = await fetchJSON('/expiring');
+    } catch (e) { return; }
+    if (!res.ok) return;
+    const tbody = $('expiring-table').tBodies[0];
+    clear(tbody);
+    st.expCountdowns = [];
+    const list = res.body;
+    const frag = document.createDocumentFragment();
+    for (const r of list.slice(0, EXPIRING_MAX_ROWS)) {
+      const left = el('td', { class: 'num' });
+      if (r.expires !== undefined) countdown(st.expCountdowns, left, r.expires, t0);
+      frag.appendChild(el('tr', { 'data-key': routeKey(r) },
+        left,
+        el('td', { class: 'addr' }, r.dst),
+        el('td', { class: 'addr' }, r.from || ''),
+        nhCell(r, 'gateway'),
+        nhCell(r, 'dev'),
+        el('td', {}, r.table || 'main'),
+        el('td', {}, r.protocol || 'boot'),
+        el('td', {}, r.expired ? 'expired, the kernel still lists it' : 'active')));
+    }
+    tbody.appendChild(frag);
+    $('expiring-table').dataset.count = String(list.length);
+    setText('expiring-state', list.length === 0 ? 'No route has a lifetime.'
+      : fmtInt(list.length) + (list.length === 1 ? ' route has' : ' routes have') + ' a lifetime' +
+        (list.length > EXPIRING_MAX_ROWS ? '; the first ' + EXPIRING_MAX_ROWS + ' are shown.' : '.'));
+  }
+
+  // ---- live: poll /healthz and /status (If-None-Match), refresh on a new generation
+
+  async function refreshAll() {
+    const gen = st.gen;
+    await Promise.all([loadSummary(), loadPage(), loadExpiring()]);
+    document.documentElement.dataset.renderedGen = String(gen); // every view shows gen (tests wait on it)
+  }
+
+  async function poll() {
+    st.polls++;
+    try {
+      const h = await fetch('/healthz', { cache: 'no-store' });
+      const stale = h.status !== 200;
+      const force = !st.status || stale !== st.stale || !st.reachable || st.polls % FULL_STATUS_EVERY === 0;
+      st.stale = stale;
+      st.reachable = true;
+      const res = await fetchJSON('/status', force || !st.etag ? {} : { 'If-None-Match': st.etag });
+      if (res.status === 200) {
+        st.status = res.body;
+        st.statusAt = performance.now();
+        st.etag = res.headers.get('ETag');
+        const newGen = res.body.generation !== st.gen;
+        st.gen = res.body.generation;
+        renderHeader();
+        if (newGen) await refreshAll();
+      } else if (res.status !== 304) {
+        st.reachable = true;
+        setText('live', 'rtsnapd: ' + errorText(res));
+      }
+      if (st.status) {
+        st.history.push({ t: Date.now(), routes: st.status.routes });
+        if (st.history.length > HISTORY_MAX) st.history.shift();
+        renderSpark();
+      }
+      setText('live', 'Live: checked ' + new Date().toLocaleTimeString('en-GB') + ', generation ' + st.gen +
+        ' (polling every ' + POLL_MS / 1000 + ' s).');
+      document.documentElement.dataset.gen = String(st.gen);
+    } catch (e) {
+      if (st.reachable) { st.reachable = false; renderHeader(); }
+      setText('live', 'rtsnapd did not answer at ' + new Date().toLocaleTimeString('en-GB') + '; retrying.');
+    }
+    setTimeout(poll, POLL_MS);
+  }
+
+  async function start() {
+    document.addEventListener('securitypolicyviolation', () => {
+      st.violations++;
+      document.documentElement.dataset.cspViolations = String(st.violations);
+    });
+    document.documentElement.dataset.cspViolations = '0';
+    $('main').hidden = false;
+    $('facts').hidden = false;
+    $('live').hidden = false;
+    $('filter').addEventListener('submit', (ev) => { ev.preventDefault(); go(filterFromForm()); });
+    $('filter').addEventListener('reset', () => {
+      setTimeout(() => { const p = new URLSearchParams(); p.set('limit', $('filter').elements.limit.value); go(p); }, 0);
+    });
+    $('page-next').addEventListener('click', () => {
+      const pg = st.page;
+      if (!pg.next) return;
+      pg.back.push(pg.after);
+      pg.after = pg.next;
+      loadPage();
+    });
+    $('page-prev').addEventListener('click', () => {
+      const pg = st.page;
+      if (!pg.back.length) return;
+      pg.after = pg.back.pop();
+      loadPage();
+    });
+    $('page-first').addEventListener('click', () => {
+      const pg = st.page;
+      pg.back = [];
+      pg.after = '';
+      loadPage();
+    });
+    $('detail-close').addEventListener('click', () => {
+      $('detail').hidden = true;
+      st.selected = null;
+      for (const tr of $('route-table').tBodies[0].rows) tr.classList.remove('selected');
+    });
+    $('lookup-form').addEventListener('submit', lookup);
+    window.addEventListener('hashchange', () => {
+      const p = hashFilter();
+      if (p) startBrowse(p);
+    });
+    setInterval(() => { renderAge(); tickCountdowns(); }, 1000);
+
+    try {
+      const a = await fetchJSON('/web/about.json');
+      if (a.ok) { st.about = a.body; renderAbout(); }
+    } catch (e) { /* header keeps its dashes */ }
+    const p = hashFilter() || filterFromForm();
+    formFromFilter(p);
+    st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
+    await poll(); // first /status: renders everything (a new generation)
+    if (location.hash.startsWith('#routes')) $('routes').scrollIntoView();
+    document.documentElement.dataset.readyMs = performance.now().toFixed(0); // since navigation (bench)
+    document.documentElement.dataset.ready = '1';
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
