@@ -751,9 +751,9 @@ static int publish(struct coll *c, enum collector_trigger why)
 	clock_gettime(CLOCK_REALTIME, &s->taken_at);
 	s->taken_mono_ms = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
 	s->trigger = (uint32_t)why;
-	snapshot_publish(s);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->duration_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	snapshot_publish(s); /* immutable from here on */
 	now = snapshot_now_ms();
 	s_ok_count++;
 	stats_observe_duration(s->duration_s);
