@@ -87,12 +87,19 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+static struct mtable *table_get(struct mirror *m, uint32_t id, int newest);
+
 int mirror_new(struct mirror **out)
 {
 	struct mirror *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
+	/* every namespace has them from its start: the oldest tables of their buckets */
+	if (!table_get(m, RT_TABLE_MAIN, 0) || !table_get(m, RT_TABLE_LOCAL, 0)) {
+		mirror_free(m);
+		return -ENOMEM;
+	}
 	*out = m;
 	return 0;
 }
@@ -221,7 +228,11 @@ int mirror_has_table(const struct mirror *m, uint32_t id)
 	return table_find(m, id) != NULL;
 }
 
-/* The table id, created if absent: first in its bucket if newest, else last of its bucket. */
+/*
+ * The table id, created if absent: first in its bucket if newest (the kernel links a new
+ * table at the head of its hash bucket), else after the tables of its bucket seen so far (a
+ * dump lists them in kernel order) but before main and local, which are always the oldest.
+ */
 static struct mtable *table_get(struct mirror *m, uint32_t id, int newest)
 {
 	struct mtable *t = table_find(m, id);
@@ -233,9 +244,11 @@ static struct mtable *table_get(struct mirror *m, uint32_t id, int newest)
 	if (grow((void **)&m->tables, &m->tables_cap, m->ntables, sizeof(*m->tables)))
 		return NULL;
 	for (at = 0; at < m->ntables; at++) {
-		uint32_t tb = order_table_bucket(m->tables[at].id);
+		uint32_t tid = m->tables[at].id, tb = order_table_bucket(tid);
 
-		if (newest ? tb >= b : tb > b)
+		if (newest
+			? tb >= b
+			: (tb > b || (tb == b && (tid == RT_TABLE_MAIN || tid == RT_TABLE_LOCAL))))
 			break;
 	}
 	memmove(&m->tables[at + 1], &m->tables[at], (m->ntables - at) * sizeof(*m->tables));
@@ -948,7 +961,12 @@ int mirror_snapshot(const struct mirror *m, struct snapshot **out)
 		const struct mtable *t = &m->tables[ti];
 
 		if (!t->nroutes) {
-			ret = snapshot_add_empty_table(s, t->id);
+			struct route p;
+
+			memset(&p, 0, sizeof(p));
+			p.table = t->id;
+			p.placeholder = 1;
+			ret = snapshot_add_route(s, &p, NULL, 0, NULL);
 			continue;
 		}
 		for (uint32_t c = 0; !ret && c < t->nchunks; c++)
@@ -958,6 +976,7 @@ int mirror_snapshot(const struct mirror *m, struct snapshot **out)
 				ret = snapshot_add_route(s, &e->r, e->nhs, e->r.nh_count, e->m);
 			}
 	}
+	s->ordered_tables = 1;
 	if (!ret)
 		ret = names_load(NULL, &s->names);
 	if (!ret)

@@ -333,6 +333,49 @@ static int in_dump(const struct snapshot *s, const uint32_t *heads, size_t nhead
  * know its age, and put it after the tables that have routes (main and local, which the
  * kernel creates first, are the oldest of theirs). Rebuilds s->routes.
  */
+/*
+ * The tables as the caller added them (snapshot.ordered_tables): routes grouped by table in
+ * kernel table order, an empty table as one placeholder record of its own. Only the
+ * placeholder rows of tables without a ::/0 route are added here.
+ */
+static int build_tables_ordered(struct snapshot *s)
+{
+	size_t nout = 0, cap = s->nroutes + 64, i = 0;
+	struct route *out = malloc(cap * sizeof(*out));
+
+	if (!out)
+		return -ENOMEM;
+	while (i < s->nroutes) {
+		uint32_t id = s->routes[i].table;
+		struct snapshot_table *t = open_table(s, id, nout);
+		int has_default = 0;
+
+		if (!t)
+			goto nomem;
+		while (i < s->nroutes && s->routes[i].table == id) {
+			const struct route *r = &s->routes[i++];
+
+			if (r->placeholder)
+				continue; /* an empty table: close_table adds its row */
+			if (r->dst_len == 0 && r->src_len == 0)
+				has_default = 1;
+			if (push(&out, &nout, &cap, r))
+				goto nomem;
+			t->lines += r->nh_count > 1 ? r->nh_count : 1;
+		}
+		if (close_table(&out, &nout, &cap, t, has_default))
+			goto nomem;
+	}
+	free(s->routes);
+	s->routes = out;
+	s->nroutes = nout;
+	s->routes_cap = cap;
+	return 0;
+nomem:
+	free(out);
+	return -ENOMEM;
+}
+
 static int build_tables(struct snapshot *s)
 {
 	struct route *out = NULL;
@@ -490,7 +533,7 @@ int snapshot_finish(struct snapshot *s)
 	if (s->nnhobjs)
 		qsort(s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
 	mark_prefix_routes(s);
-	ret = build_tables(s);
+	ret = s->ordered_tables ? build_tables_ordered(s) : build_tables(s);
 	if (!ret)
 		ret = build_expiring(s);
 	if (!ret)

@@ -58,6 +58,9 @@ struct snapshot {
 	size_t nprefix_keys, prefix_keys_cap;
 
 	struct names *names; /* iproute2 names, loaded by the collector before finish; owned */
+	/* set before finish: routes were added grouped by table in kernel table order, every
+	 * table included (an empty one as a lone record with .placeholder set) */
+	int ordered_tables;
 
 	/* expiring routes: indexes into routes, soonest deadline first */
 	uint32_t *expiring;
