@@ -227,6 +227,7 @@ int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_rou
 			if (!s_user_hz)
 				s_user_hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
 			r->expires_ms = now_ms + (int64_t)ci->rta_expires * 1000 / s_user_hz;
+			r->expires_capped = ci->rta_expires == INT32_MAX;
 			if (r->expires_ms == 0)
 				r->expires_ms = -1; /* keep "has a deadline" distinct from none */
 		}

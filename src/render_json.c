@@ -328,7 +328,9 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 			hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
 			__atomic_store_n(&s_hz, hz, __ATOMIC_RELAXED);
 		}
-		if (left / (1000 / hz) != 0)
+		if (r->expires_capped) /* the kernel keeps reporting its cap, not a countdown */
+			put_key_num(sb, &first, "expires", INT32_MAX / hz);
+		else if (left / (1000 / hz) != 0)
 			put_key_num(sb, &first, "expires", left / 1000);
 	}
 	m = snapshot_route_metrics(s, r);

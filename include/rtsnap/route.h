@@ -53,9 +53,11 @@ struct route {
 	uint8_t scope;	  /* RT_SCOPE_* */
 	uint8_t pref;	  /* ICMPV6_ROUTER_PREF_* or ROUTE_PREF_NONE */
 	uint8_t has_prefsrc;
-	uint8_t prefix_rt;   /* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
-	uint8_t placeholder; /* synthesized: the table's root null entry (no ::/0 route) */
-	uint8_t mpath_one;   /* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
+	uint8_t prefix_rt;	/* kernel flag RTF_PREFIX_RT (learned from an RTM_F_PREFIX dump) */
+	uint8_t placeholder;	/* synthesized: the table's root null entry (no ::/0 route) */
+	uint8_t mpath_one;	/* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
+	uint8_t expires_capped; /* rta_expires was INT_MAX: the kernel reports that cap (about 248
+				   days) until less is left, so the time left is shown as the cap */
 };
 
 /* A nexthop object (RTM_NEWNEXTHOP), for routes that name one with RTA_NH_ID. */
