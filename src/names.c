@@ -9,14 +9,18 @@
 
 #include "rtsnap/names.h"
 
+/* iproute2 reads these files a line at a time into 512-byte buffers (NAME_MAX_LEN) and prints
+ * a name whole, however long: so do we. */
+#define NAME_LINE_MAX 512
+
 struct table_name {
 	uint32_t id;
-	char name[64];
+	char *name;
 };
 
 struct names {
-	char proto[256][32];
-	char scope[256][32];
+	char *proto[256]; /* NULL: no name */
+	char *scope[256];
 	struct table_name *tables;
 	size_t ntables;
 };
@@ -59,13 +63,31 @@ static int add_table(struct names *n, uint32_t id, const char *name)
 {
 	struct table_name *p;
 
-	p = realloc(n->tables, (n->ntables + 1) * sizeof(*p));
-	if (!p)
+	char *copy = strdup(name);
+
+	if (!copy)
 		return -ENOMEM;
+	p = realloc(n->tables, (n->ntables + 1) * sizeof(*p));
+	if (!p) {
+		free(copy);
+		return -ENOMEM;
+	}
 	n->tables = p;
 	p[n->ntables].id = id;
-	snprintf(p[n->ntables].name, sizeof(p[n->ntables].name), "%s", name);
+	p[n->ntables].name = copy;
 	n->ntables++;
+	return 0;
+}
+
+/* Give number id of table (proto or scope) the name. 0 or -ENOMEM. */
+static int set_name(char **slot, const char *name)
+{
+	char *copy = strdup(name);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
 	return 0;
 }
 
@@ -77,7 +99,7 @@ static int add_table(struct names *n, uint32_t id, const char *name)
  */
 static int load_file(struct names *n, const char *path, int kind)
 {
-	char line[512], name[64];
+	char line[NAME_LINE_MAX], name[NAME_LINE_MAX];
 	unsigned int hex;
 	int id;
 	FILE *f = fopen(path, "re");
@@ -91,9 +113,9 @@ static int load_file(struct names *n, const char *path, int kind)
 			p++;
 		if (*p == '#' || *p == '\n' || !*p)
 			continue;
-		if (sscanf(p, "0x%x %63s", &hex, name) == 2)
+		if (sscanf(p, "0x%x %511s", &hex, name) == 2)
 			id = (int)hex;
-		else if (sscanf(p, "%d %63s", &id, name) != 2)
+		else if (sscanf(p, "%d %511s", &id, name) != 2)
 			break;
 		if (id < 0)
 			continue;
@@ -102,12 +124,9 @@ static int load_file(struct names *n, const char *path, int kind)
 				fclose(f);
 				return -ENOMEM;
 			}
-		} else if (id < 256) {
-			char *dst = kind == 1 ? n->proto[id] : n->scope[id];
-			size_t l = strnlen(name, 31);
-
-			memcpy(dst, name, l);
-			dst[l] = 0;
+		} else if (id < 256 && set_name(kind == 1 ? &n->proto[id] : &n->scope[id], name)) {
+			fclose(f);
+			return -ENOMEM;
 		}
 	}
 	fclose(f);
@@ -172,15 +191,22 @@ int names_load(const char *dir, struct names **out)
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+	ret = 0;
+	for (size_t i = 0; !ret && i < sizeof(protos) / sizeof(protos[0]); i++)
 		if (protos[i])
-			snprintf(n->proto[i], 32, "%s", protos[i]);
-	snprintf(n->scope[RT_SCOPE_UNIVERSE], 32, "global");
-	snprintf(n->scope[RT_SCOPE_NOWHERE], 32, "nowhere");
-	snprintf(n->scope[RT_SCOPE_HOST], 32, "host");
-	snprintf(n->scope[RT_SCOPE_LINK], 32, "link");
-	snprintf(n->scope[RT_SCOPE_SITE], 32, "site");
-	ret = add_table(n, RT_TABLE_DEFAULT, "default");
+			ret = set_name(&n->proto[i], protos[i]);
+	if (!ret)
+		ret = set_name(&n->scope[RT_SCOPE_UNIVERSE], "global");
+	if (!ret)
+		ret = set_name(&n->scope[RT_SCOPE_NOWHERE], "nowhere");
+	if (!ret)
+		ret = set_name(&n->scope[RT_SCOPE_HOST], "host");
+	if (!ret)
+		ret = set_name(&n->scope[RT_SCOPE_LINK], "link");
+	if (!ret)
+		ret = set_name(&n->scope[RT_SCOPE_SITE], "site");
+	if (!ret)
+		ret = add_table(n, RT_TABLE_DEFAULT, "default");
 	if (!ret)
 		ret = add_table(n, RT_TABLE_MAIN, "main");
 	if (!ret)
@@ -212,6 +238,12 @@ void names_free(struct names *n)
 {
 	if (!n)
 		return;
+	for (size_t i = 0; i < n->ntables; i++)
+		free(n->tables[i].name);
+	for (int i = 0; i < 256; i++) {
+		free(n->proto[i]);
+		free(n->scope[i]);
+	}
 	free(n->tables);
 	free(n);
 }
@@ -227,7 +259,7 @@ const char *names_table(const struct names *n, uint32_t id, char buf[12])
 
 const char *names_protocol(const struct names *n, uint8_t id, char buf[12])
 {
-	if (n && n->proto[id][0])
+	if (n && n->proto[id])
 		return n->proto[id];
 	snprintf(buf, 12, "%u", id);
 	return buf;
@@ -235,7 +267,7 @@ const char *names_protocol(const struct names *n, uint8_t id, char buf[12])
 
 const char *names_scope(const struct names *n, uint8_t id, char buf[12])
 {
-	if (n && n->scope[id][0])
+	if (n && n->scope[id])
 		return n->scope[id];
 	snprintf(buf, 12, "%u", id);
 	return buf;
@@ -272,7 +304,7 @@ int names_protocol_id(const struct names *n, const char *s, uint8_t *id)
 	uint32_t v;
 
 	for (unsigned int i = 0; n && i < 256; i++) {
-		if (n->proto[i][0] && strcmp(n->proto[i], s) == 0) {
+		if (n->proto[i] && strcmp(n->proto[i], s) == 0) {
 			*id = (uint8_t)i;
 			return 0;
 		}

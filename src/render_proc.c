@@ -120,6 +120,11 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 
 /* One line; p has room for LINE_MAX_LEN bytes. Returns the end. */
 #define LINE_MAX_LEN 160
+/* The loopback device's name while render_proc_build() runs (collector thread only): the
+ * kernel prints it, renamed or not, for reject routes and placeholder rows. */
+static const char *s_lo = "lo";
+static const char *loopback_name(const struct snapshot *s);
+
 static char *put_line(char *p, const struct snapshot *s, const struct route *r,
 		      const struct route_nh *nh)
 {
@@ -146,7 +151,7 @@ static char *put_line(char *p, const struct snapshot *s, const struct route *r,
 	*p++ = ' ';
 	p = put_hex32(p, render_proc_flags(s, r, nh));
 	*p++ = ' ';
-	dev = reject ? "lo" : (nh ? snapshot_link_name(s, nh->ifindex) : "");
+	dev = reject ? s_lo : (nh ? snapshot_link_name(s, nh->ifindex) : "");
 	dl = strnlen(dev, 15);
 	for (size_t i = dl; i < 8; i++)
 		*p++ = ' ';
@@ -230,6 +235,7 @@ int render_proc_build(struct snapshot *s)
 	if (!buf)
 		return -ENOMEM;
 	p = buf;
+	s_lo = loopback_name(s);
 	for (size_t i = 0; i < s->nroutes; i++) {
 		const struct route *r = &s->routes[i];
 
