@@ -6,9 +6,12 @@
 # more to prove nothing moved. Formats: tests/data/README.md.
 #
 # Usage (as root, from the top of the tree, after `make all`):
-#   tests/data/capture_notify.sh [STREAM...]      streams: ecmp nexthops links misc (default: all)
+#   tests/data/capture_notify.sh [STREAM...]      streams: ecmp nexthops links misc edge
+#                                                 nhid-replace proto-ra
+#                                                 (default: all)
 #
-# Every step must succeed (nlnotify stops at the first failing one). The steps avoid what the
+# Every step must succeed, except those written "! CMD", which must fail (nlnotify stops
+# otherwise). The steps avoid what the
 # mirror cannot know without a targeted dump (carrier or admin state flips, which kill
 # multipath legs silently; a nexthop group losing a member): the integration tests cover those.
 set -eu
@@ -245,12 +248,77 @@ ip -6 route del 2001:db8:40::/64 table 1000
 EOF
 }
 
+# ---- (e) corners of the kernel's rules where a simpler model would go wrong
+setup_edge() {
+	veth v1 p1 2001:db8:1::1
+	veth v2 p2 2001:db8:2::1
+	veth v3 p3 2001:db8:3::1
+	n -6 route add 2001:db8:ff::/64 via 2001:db8:1::fe dev v1 table 100
+}
+steps_edge() {
+	cat <<'EOF'
+ip -6 nexthop add id 1 via 2001:db8:1::2 dev v1
+ip -6 nexthop add id 5 via 2001:db8:3::2 dev v3
+# a replace over an nhid route that is the first non-ECMP route of its metric
+ip -6 route add 2001:db8:50::/64 nhid 1
+ip -6 route append 2001:db8:50::/64 dev v2
+ip -6 route replace 2001:db8:50::/64 nhid 1 proto static
+# a multipath append failing on its second hop (a duplicate): the first is added and removed
+ip -6 route add 2001:db8:52::/64 via 2001:db8:1::2 dev v1
+! ip -6 route append 2001:db8:52::/64 nexthop via 2001:db8:1::3 dev v1 nexthop via 2001:db8:1::2 dev v1
+# the first sibling deleted: the group's next hop leads
+ip -6 route add 2001:db8:53::/64 nexthop via 2001:db8:1::2 dev v1 nexthop via 2001:db8:2::2 dev v2 nexthop via 2001:db8:1::3 dev v1
+ip -6 route del 2001:db8:53::/64 via 2001:db8:1::2 dev v1
+ip -6 route append 2001:db8:53::/64 via 2001:db8:1::2 dev v1
+# onlink gateway; metric 0 (the kernel makes it 1024)
+ip -6 route add 2001:db8:54::/64 via 2001:db8:99::1 dev v1 onlink
+ip -6 route add 2001:db8:55::/64 via 2001:db8:1::2 dev v1 metric 0
+# tables of one hash bucket (100, 356, 612): newest first
+ip -6 route add 2001:db8:56::/64 via 2001:db8:1::2 dev v1 table 356
+ip -6 rule add from 2001:db8:97::/64 table 612 priority 900
+ip -6 route add 2001:db8:57::/64 dev v2 table 612
+# a device deleted under a route over a nexthop object (the kernel flushes the object)
+ip -6 route add 2001:db8:58::/64 nhid 5
+ip link del v3
+EOF
+}
+
+# ---- (f) a user's replace naming the nhid of a route that is not the first non-ECMP route
+# of its metric: the kernel replaces the first one (docs: known disagreement, test_mirror)
+setup_nhid_replace() {
+	veth v1 p1 2001:db8:1::1
+	veth v2 p2 2001:db8:2::1
+}
+steps_nhid_replace() {
+	cat <<'EOF'
+ip -6 nexthop add id 1 via 2001:db8:1::2 dev v1
+ip -6 route add 2001:db8:50::/64 dev v2
+ip -6 route append 2001:db8:50::/64 nhid 1
+ip -6 route replace 2001:db8:50::/64 nhid 1 proto static
+EOF
+}
+
+# ---- (g) gateway routes a user (or a userspace RA client such as systemd-networkd) marks
+# proto ra: the kernel keys ECMP on RTF_ADDRCONF, not on the protocol
+setup_proto_ra() {
+	veth v1 p1 2001:db8:1::1
+	veth v2 p2 2001:db8:2::1
+}
+steps_proto_ra() {
+	cat <<'EOF'
+ip -6 route add 2001:db8:51::/64 via 2001:db8:1::2 dev v1 proto ra
+ip -6 route append 2001:db8:51::/64 via 2001:db8:2::3 dev v2 proto ra
+ip -6 route add default via 2001:db8:1::1:1 dev v1 proto ra metric 100 expires 1800
+ip -6 route append default via 2001:db8:2::1:1 dev v2 proto ra metric 100 expires 1800
+EOF
+}
+
 record() {
-	local s=$1 out=tests/data/notify-$1 steps
+	local s=$1 out=tests/data/notify-$1 steps fn=${1//-/_}
 	steps=$(mktemp)
 	fresh_ns "$s"
-	"setup_$s"
-	"steps_$s" >"$steps"
+	"setup_$fn"
+	"steps_$fn" >"$steps"
 	rm -rf "$out"
 	mkdir -p "$out"
 	ip netns exec "$ns" "$bin" "$out" "$steps"
@@ -266,6 +334,6 @@ record() {
 	echo "recorded $s: $(wc -l <"$out/notify.txt") notifications, $(wc -l <"$out/proc.txt") proc lines"
 }
 
-for s in ${*:-ecmp nexthops links misc}; do
+for s in ${*:-ecmp nexthops links misc edge nhid-replace proto-ra}; do
 	record "$s"
 done

@@ -6,6 +6,7 @@
  * inside a fresh network namespace, as root; never by a test.
  *
  *   nlnotify DIR STEPS     record into DIR; STEPS is a file of shell commands, one a line
+ *                          ("# ..." and empty lines skipped; "! CMD": CMD must fail)
  *   nlnotify --print FILE  print a recorded file one message a line (for people)
  *
  * Order of work: subscribe to RTNLGRP_IPV6_ROUTE, LINK, NEXTHOP, IPV6_RULE and IPV6_PREFIX
@@ -223,9 +224,14 @@ static void full_dump(const char *dir)
 	close(fd);
 }
 
-/* Run one step, reading notifications into out while it runs; dies if it fails. */
-static long run_step(int fd, const char *cmd, FILE *out)
+/*
+ * Run one step, reading notifications into out while it runs. A step written "! CMD" must
+ * fail (the kernel's error paths notify too); any other must succeed. Dies otherwise.
+ */
+static long run_step(int fd, const char *step, FILE *out)
 {
+	int must_fail = !strncmp(step, "! ", 2);
+	const char *cmd = must_fail ? step + 2 : step;
 	pid_t pid = fork();
 	long n = 0;
 	int st;
@@ -250,8 +256,9 @@ static long run_step(int fd, const char *cmd, FILE *out)
 	}
 	/* what a synchronous rtnetlink request notifies is queued before it returns */
 	n += drain(fd, out);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "nlnotify: step failed: %s\n", cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 127 || (WEXITSTATUS(st) != 0) != must_fail) {
+		fprintf(stderr, "nlnotify: step %s: %s\n", must_fail ? "did not fail" : "failed",
+			cmd);
 		exit(1);
 	}
 	return n;

@@ -342,28 +342,32 @@ static void show_diff(const char *a, const char *b)
 	}
 }
 
-static void check_proc(struct mirror *m, const char *stream, const char *what)
+/* Whether m's proc text differs from the kernel's (the differences are printed). */
+static int check_proc(struct mirror *m, const char *stream, const char *what)
 {
 	struct snapshot *s = NULL;
 	size_t klen;
 	char *kernel = slurp(stream, "proc.txt", &klen);
 	char *ours;
+	int differs;
 
 	assert_int_equal(mirror_snapshot(m, &s), 0);
 	ours = strndup(s->proc_text, s->proc_len);
 	mask_refcnt(kernel);
 	mask_refcnt(ours);
-	if (strcmp(kernel, ours)) {
+	differs = strcmp(kernel, ours) != 0;
+	if (differs) {
 		fprintf(stderr, "# %s: %s: proc text differs from the kernel's:\n", stream, what);
 		show_diff(kernel, ours);
 	}
-	assert_string_equal(ours, kernel);
 	free(kernel);
 	free(ours);
 	snapshot_free(s);
+	return differs;
 }
 
-static void check_json(struct mirror *m, const char *stream)
+/* Whether m's JSON differs from what ip -j printed (the differing routes are printed). */
+static int check_json(struct mirror *m, const char *stream)
 {
 	struct snapshot *s = NULL;
 	struct render_seg *segs = NULL;
@@ -403,7 +407,6 @@ static void check_json(struct mirror *m, const char *stream)
 			bad++;
 		}
 	}
-	assert_int_equal(bad, 0);
 	json_decref(ours);
 	json_decref(theirs);
 	free(ip);
@@ -411,9 +414,35 @@ static void check_json(struct mirror *m, const char *stream)
 	strbuf_free(&dyn);
 	strbuf_free(&all);
 	snapshot_free(s);
+	return bad != 0;
 }
 
 /* ---- the recorded streams ---- */
+
+/*
+ * A recorded stream, and the disagreements with the kernel that it shows and that were
+ * reported (to be fixed in src/, not here): known_dump for the final dump's own rendering,
+ * known_replay for the replay. A known check must still fail, with its reason printed; when
+ * it passes, the fix is in and the mark must go.
+ */
+struct stream {
+	const char *dir;
+	const char *known_dump;
+	const char *known_replay;
+};
+
+static void verdict(const struct stream *st, const char *check, int differs, const char *known)
+{
+	if (!known) {
+		if (differs)
+			fail_msg("%s: %s: the mirror disagrees with the kernel", st->dir, check);
+		return;
+	}
+	if (!differs)
+		fail_msg("%s: %s: passes now; remove its known-failure mark (%s)", st->dir, check,
+			 known);
+	fprintf(stderr, "# %s: %s: KNOWN FAILURE, reported: %s\n", st->dir, check, known);
+}
 
 /*
  * The final dump alone, with the tables a resync would probe: find_empty_tables() probes the
@@ -422,8 +451,8 @@ static void check_json(struct mirror *m, const char *stream)
  */
 static void test_final_dump_is_kernel_proc(void **state)
 {
-	const char *stream = *state;
-	struct mirror *m = load_dump(stream, "end"), *prev = replay_stream(stream, 0);
+	const struct stream *st = *state;
+	struct mirror *m = load_dump(st->dir, "end"), *prev = replay_stream(st->dir, 0);
 	uint32_t *ids = NULL;
 	long n = mirror_table_ids(prev, &ids);
 
@@ -434,40 +463,39 @@ static void test_final_dump_is_kernel_proc(void **state)
 			assert_int_equal(mirror_add_table(m, ids[i], 0), 0);
 	free(ids);
 	mirror_free(prev);
-	check_proc(m, stream, "final dump");
+	verdict(st, "final dump proc", check_proc(m, st->dir, "final dump"), st->known_dump);
 	mirror_free(m);
 }
 
 static void test_replay_proc(void **state)
 {
-	const char *stream = *state;
-	struct mirror *m = replay_stream(stream, 1);
+	const struct stream *st = *state;
+	struct mirror *m = replay_stream(st->dir, 1);
 
-	check_proc(m, stream, "replay");
+	verdict(st, "replay proc", check_proc(m, st->dir, "replay"), st->known_replay);
 	mirror_free(m);
 }
 
 static void test_replay_json(void **state)
 {
-	const char *stream = *state;
-	struct mirror *m = replay_stream(stream, 0);
+	const struct stream *st = *state;
+	struct mirror *m = replay_stream(st->dir, 0);
 
-	check_json(m, stream);
+	verdict(st, "replay JSON", check_json(m, st->dir), st->known_replay);
 	mirror_free(m);
 }
 
 static void test_replay_equals_final_dump(void **state)
 {
-	const char *stream = *state;
-	struct mirror *m = replay_stream(stream, 0), *end = load_dump(stream, "end");
+	const struct stream *st = *state;
+	struct mirror *m = replay_stream(st->dir, 0), *end = load_dump(st->dir, "end");
 	uint32_t only_replay = 0, only_dump = 0;
 
-	assert_int_equal(mirror_diff(m, end, stream, 50, &only_replay, &only_dump), 0);
+	assert_int_equal(mirror_diff(m, end, st->dir, 50, &only_replay, &only_dump), 0);
 	if (only_replay || only_dump)
 		fprintf(stderr, "# %s: %u routes only in the replay, %u only in the final dump\n",
-			stream, only_replay, only_dump);
-	assert_int_equal(only_replay, 0);
-	assert_int_equal(only_dump, 0);
+			st->dir, only_replay, only_dump);
+	verdict(st, "replay against the final dump", only_replay || only_dump, st->known_replay);
 	mirror_free(end);
 	mirror_free(m);
 }
@@ -646,16 +674,43 @@ static void test_one_hop_delete_of_two(void **state)
 	mirror_free(m);
 }
 
-/* Every check of one recorded stream, named after it in the TAP output. */
-#define STREAM_TESTS(name)                                                                      \
+#define NHID_REPLACE                                                                            \
+	"NEWROUTE REPLACE nhid 1 proto static (message 3) took the place of the route with "    \
+	"the same nhid; the kernel replaced the first non-ECMP route of the metric (dev v2) "   \
+	"and kept the old nhid 1 route: mirror.c apply_new() looks nhid routes up by identity " \
+	"for every NLM_F_REPLACE, but only the kernel's own re-notification after a nexthop "   \
+	"replace is an update in place"
+#define PROTO_RA_MIRROR                                                                          \
+	"gateway routes with proto ra that a user or a userspace RA client adds are "            \
+	"ECMP-able (the kernel tests RTF_ADDRCONF, not the protocol): the APPEND (messages 1 "   \
+	"and 3) made the kernel's one two-hop route, mirror.c ecmp_able() refuses proto ra and " \
+	"adds a second record; proc also shows ADDRCONF flags the kernel does not set"
+#define PROTO_RA_RENDER                                                                          \
+	"render_proc sets ADDRCONF|ROUTEINFO (plen > 0) and ADDRCONF|DEFAULT (::/0) on every "   \
+	"proto ra route; the kernel sets them only on routes it learned from an RA itself, not " \
+	"on proto ra routes added over netlink (00000003 and 00400003 here)"
+
+static const struct stream s_streams[] = {
+	{ "notify-ecmp", NULL, NULL },
+	{ "notify-nexthops", NULL, NULL },
+	{ "notify-links", NULL, NULL },
+	{ "notify-misc", NULL, NULL },
+	{ "notify-edge", NULL, NULL },
+	{ "notify-nhid-replace", NULL, NHID_REPLACE },
+	{ "notify-proto-ra", PROTO_RA_RENDER, PROTO_RA_MIRROR },
+};
+
+/* Every check of s_streams[i], named after it in the TAP output. */
+#define STREAM_TESTS(i, name)                                                                   \
 	{ name ": the final dump gives the kernel's proc text", test_final_dump_is_kernel_proc, \
-	  NULL, NULL, (void *)name },                                                           \
+	  NULL, NULL, (void *)&s_streams[i] },                                                  \
 	    { name ": replay: proc text is the kernel's", test_replay_proc, NULL, NULL,         \
-	      (void *)name },                                                                   \
-	    { name ": replay: JSON is ip -j's", test_replay_json, NULL, NULL, (void *)name },   \
+	      (void *)&s_streams[i] },                                                          \
+	    { name ": replay: JSON is ip -j's", test_replay_json, NULL, NULL,                   \
+	      (void *)&s_streams[i] },                                                          \
 	{                                                                                       \
 		name ": replay: no route differs from the final dump",                          \
-		    test_replay_equals_final_dump, NULL, NULL, (void *)name                     \
+		    test_replay_equals_final_dump, NULL, NULL, (void *)&s_streams[i]            \
 	}
 
 int main(void)
@@ -664,10 +719,13 @@ int main(void)
 		cmocka_unit_test(test_append_puts_new_hop_last),
 		cmocka_unit_test(test_replace_takes_first_of_same_kind),
 		cmocka_unit_test(test_one_hop_delete_of_two),
-		STREAM_TESTS("notify-ecmp"),
-		STREAM_TESTS("notify-nexthops"),
-		STREAM_TESTS("notify-links"),
-		STREAM_TESTS("notify-misc"),
+		STREAM_TESTS(0, "notify-ecmp"),
+		STREAM_TESTS(1, "notify-nexthops"),
+		STREAM_TESTS(2, "notify-links"),
+		STREAM_TESTS(3, "notify-misc"),
+		STREAM_TESTS(4, "notify-edge"),
+		STREAM_TESTS(5, "notify-nhid-replace"),
+		STREAM_TESTS(6, "notify-proto-ra"),
 	};
 
 	log_set_level(LOG_LVL_WARN);
