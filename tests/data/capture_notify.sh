@@ -7,7 +7,7 @@
 #
 # Usage (as root, from the top of the tree, after `make all`):
 #   tests/data/capture_notify.sh [STREAM...]      streams: ecmp nexthops links misc edge
-#                                                 nhid-replace proto-ra
+#                                                 nhid-replace proto-ra encap compat0
 #                                                 (default: all)
 #
 # Every step must succeed, except those written "! CMD", which must fail (nlnotify stops
@@ -313,6 +313,49 @@ ip -6 route append default via 2001:db8:2::1:1 dev v2 proto ra metric 100 expire
 EOF
 }
 
+# ---- (h) lightweight tunnel encapsulations: a route differing from another only by its
+# encap is a different route for the kernel (rt6_duplicate_nexthop compares encaps)
+setup_encap() {
+	veth v1 p1 2001:db8:1::1
+	veth v2 p2 2001:db8:2::1
+}
+steps_encap() {
+	cat <<'EOF'
+ip -6 route add 2001:db8:60::/64 encap seg6 mode encap segs fc00::1 dev v1
+ip -6 route append 2001:db8:60::/64 dev v1
+ip -6 route add 2001:db8:61::/64 encap ip6 dst 2001:db8:1::9 dev v1
+ip -6 route replace 2001:db8:61::/64 encap ip6 dst 2001:db8:1::8 dev v1
+ip -6 route add 2001:db8:62::/64 via 2001:db8:1::2 dev v1
+ip -6 route append 2001:db8:62::/64 encap seg6 mode encap segs fc00::2 via 2001:db8:1::2 dev v1
+EOF
+}
+
+# ---- (i) nexthop objects with net.ipv4.nexthop_compat_mode=0: route messages carry only
+# the object's id, a nexthop replace re-notifies no route, routes over a deleted object go
+# without RTM_DELROUTE
+setup_compat0() {
+	ip netns exec "$ns" sysctl -qw net.ipv4.nexthop_compat_mode=0
+	veth v1 p1 2001:db8:1::1
+	veth v2 p2 2001:db8:2::1
+	veth v3 p3 2001:db8:3::1
+}
+steps_compat0() {
+	cat <<'EOF'
+ip -6 nexthop add id 1 via 2001:db8:1::2 dev v1
+ip -6 nexthop add id 2 via 2001:db8:2::2 dev v2
+ip -6 nexthop add id 3 via 2001:db8:3::2 dev v3
+ip nexthop add id 10 group 1/2
+ip -6 route add 2001:db8:70::/64 nhid 1
+ip -6 route add 2001:db8:71::/64 nhid 10
+ip -6 route add 2001:db8:72::/64 nhid 2 table 100
+ip -6 route add 2001:db8:73::/64 nhid 3
+ip -6 nexthop replace id 1 via 2001:db8:1::7 dev v1
+ip nexthop replace id 10 group 2/1
+ip -6 nexthop del id 2
+ip link del v3
+EOF
+}
+
 record() {
 	local s=$1 out=tests/data/notify-$1 steps fn=${1//-/_}
 	steps=$(mktemp)
@@ -334,6 +377,6 @@ record() {
 	echo "recorded $s: $(wc -l <"$out/notify.txt") notifications, $(wc -l <"$out/proc.txt") proc lines"
 }
 
-for s in ${*:-ecmp nexthops links misc edge nhid-replace proto-ra}; do
+for s in ${*:-ecmp nexthops links misc edge nhid-replace proto-ra encap compat0}; do
 	record "$s"
 done

@@ -690,6 +690,19 @@ static void test_one_hop_delete_of_two(void **state)
 	"proto ra route; the kernel sets them only on routes it learned from an RA itself, not " \
 	"on proto ra routes added over netlink (00000003 and 00400003 here)"
 
+#define ENCAP                                                                                   \
+	"NEWROUTE APPEND 2001:db8:60::/64 dev v1 (message 1, no encap) overwrote the route of " \
+	"message 0 (same prefix and device, encap seg6): mirror.c apply_new() takes a route "   \
+	"with the same device and gateway for the same route, the kernel also compares the "    \
+	"encaps (rt6_duplicate_nexthop) and keeps both; nlparse reads no RTA_ENCAP, so the "    \
+	"mirror cannot tell them apart and JSON has no encap keys"
+#define COMPAT0                                                                                 \
+	"with nexthop_compat_mode=0, ip link del v3 (messages 12-23) flushed nexthop object 3 " \
+	"and the route 2001:db8:73::/64 nhid 3 with neither RTM_DELNEXTHOP nor RTM_DELROUTE; "  \
+	"mirror_del_link() leaves nhid routes to go with their object, whose end is never "     \
+	"announced, and the collector's targeted nexthop dump re-reads objects, not routes: "   \
+	"the route stays (proc prints it with an empty device) until a resync"
+
 static const struct stream s_streams[] = {
 	{ "notify-ecmp", NULL, NULL },
 	{ "notify-nexthops", NULL, NULL },
@@ -698,6 +711,8 @@ static const struct stream s_streams[] = {
 	{ "notify-edge", NULL, NULL },
 	{ "notify-nhid-replace", NULL, NHID_REPLACE },
 	{ "notify-proto-ra", PROTO_RA_RENDER, PROTO_RA_MIRROR },
+	{ "notify-encap", NULL, ENCAP },
+	{ "notify-compat0", NULL, COMPAT0 },
 };
 
 /* Every check of s_streams[i], named after it in the TAP output. */
@@ -726,6 +741,8 @@ int main(void)
 		STREAM_TESTS(4, "notify-edge"),
 		STREAM_TESTS(5, "notify-nhid-replace"),
 		STREAM_TESTS(6, "notify-proto-ra"),
+		STREAM_TESTS(7, "notify-encap"),
+		STREAM_TESTS(8, "notify-compat0"),
 	};
 
 	log_set_level(LOG_LVL_WARN);
