@@ -7,7 +7,8 @@
 #
 # Usage (as root, from the top of the tree, after `make all`):
 #   tests/data/capture_notify.sh [STREAM...]      streams: ecmp nexthops links misc edge
-#                                                 nhid-replace proto-ra encap compat0
+#                                                 nhid-replace proto-ra encap compat0 ra
+#                                                 ra-rtinfo
 #                                                 (default: all)
 #
 # Every step must succeed, except those written "! CMD", which must fail (nlnotify stops
@@ -19,7 +20,10 @@ bin=build/tools/nlnotify
 [ -x "$bin" ] || { echo "capture_notify.sh: build $bin first (make all)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "capture_notify.sh: run as root" >&2; exit 1; }
 ns=
-cleanup() { [ -z "$ns" ] || ip netns del "$ns" 2>/dev/null || true; }
+cleanup() {
+	ra_cleanup
+	[ -z "$ns" ] || ip netns del "$ns" 2>/dev/null || true
+}
 trap cleanup EXIT
 n() { ip -n "$ns" "$@"; }
 
@@ -356,6 +360,76 @@ ip link del v3
 EOF
 }
 
+# ---- (j) routes learned from router advertisements (radvd in a second namespace): default
+# router, on-link prefixes (RTF_PREFIX_RT: the collector's targeted RTM_F_PREFIX dump is
+# replayed from the one nlnotify records after each step), route information; then radvd
+# reloads a second configuration
+rns=
+radvd_pid=
+tmpd=
+ra_cleanup() {
+	[ -z "$radvd_pid" ] || [ ! -s "$radvd_pid" ] || kill "$(cat "$radvd_pid")" 2>/dev/null || true
+	[ -z "$rns" ] || ip netns del "$rns" 2>/dev/null || true
+	[ -z "$tmpd" ] || rm -rf "$tmpd"
+	rns=
+	radvd_pid=
+	tmpd=
+}
+# ra_link CONF1 CONF2: the router namespace, the link, and radvd's two configurations
+ra_link() {
+	rns=$ns-r
+	ip netns add "$rns"
+	ip netns exec "$rns" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.forwarding=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.forwarding=1 \
+		net.ipv6.conf.default.accept_ra=2 net.ipv6.conf.default.accept_ra_rt_info_max_plen=64 \
+		net.ipv6.conf.default.accept_ra_rtr_pref=1
+	ip link add h0 netns "$ns" type veth peer name r0 netns "$rns"
+	n link set h0 up
+	ip -n "$rns" link set r0 up
+	tmpd=$(mktemp -d)
+	radvd_pid=$tmpd/radvd.pid
+	printf '%s\n' "$1" >"$tmpd/radvd1.conf"
+	printf '%s\n' "$2" >"$tmpd/radvd2.conf"
+	chmod 0644 "$tmpd"/*.conf
+}
+ra_conf() { # ra_conf DEFAULT_PREFERENCE EXTRA...: a router's configuration
+	local pref=$1
+	shift
+	printf 'interface r0 {\n  AdvSendAdvert on;\n  MinRtrAdvInterval 3;\n  MaxRtrAdvInterval 4;\n'
+	printf '  AdvDefaultLifetime 600;\n  AdvDefaultPreference %s;\n' "$pref"
+	printf '  prefix 2001:db8:a::/64 { AdvOnLink on; AdvAutonomous on; AdvValidLifetime 3600; AdvPreferredLifetime 1800; };\n'
+	printf '  prefix 2001:db8:b::/64 { AdvOnLink on; AdvAutonomous off; };\n'
+	printf '  %s\n' "$@"
+	printf '};\n'
+}
+# a default router whose preference changes (announced with NLM_F_REPLACE), prefixes, a
+# route withdrawn (lifetime 0)
+setup_ra() {
+	ra_link "$(ra_conf high 'route 2001:db8:c::/48 { AdvRoutePreference low; AdvRouteLifetime 900; };' \
+		'route 2001:db8:d::/64 { AdvRouteLifetime infinity; };')" \
+		"$(ra_conf low 'route 2001:db8:c::/48 { AdvRoutePreference low; AdvRouteLifetime 0; };' \
+			'route 2001:db8:d::/64 { AdvRouteLifetime infinity; };')"
+}
+# route information changed by a later RA: a preference raised, a finite route added (docs:
+# known disagreement, test_mirror)
+setup_ra_rtinfo() {
+	ra_link "$(ra_conf medium 'route 2001:db8:d::/64 { AdvRouteLifetime infinity; };')" \
+		"$(ra_conf medium 'route 2001:db8:d::/64 { AdvRoutePreference high; AdvRouteLifetime infinity; };' \
+			'route 2001:db8:f::/56 { AdvRouteLifetime 1000; };')"
+}
+steps_ra_rtinfo() { steps_ra; }
+steps_ra() {
+	cat <<EOF
+# the router starts; wait for its RAs
+ip netns exec $rns radvd -n -C $tmpd/radvd1.conf -p $radvd_pid -m logfile -l $tmpd/radvd.log </dev/null >/dev/null 2>&1 &
+sleep 9
+# the second configuration
+cp $tmpd/radvd2.conf $tmpd/radvd1.conf && kill -HUP \$(cat $radvd_pid)
+sleep 9
+EOF
+}
+
 record() {
 	local s=$1 out=tests/data/notify-$1 steps fn=${1//-/_}
 	steps=$(mktemp)
@@ -372,11 +446,12 @@ record() {
 		exit 1
 	fi
 	"$bin" --print "$out/notify.nl" >"$out/notify.txt"
+	ra_cleanup
 	ip netns del "$ns"
 	ns=
 	echo "recorded $s: $(wc -l <"$out/notify.txt") notifications, $(wc -l <"$out/proc.txt") proc lines"
 }
 
-for s in ${*:-ecmp nexthops links misc edge nhid-replace proto-ra encap compat0}; do
+for s in ${*:-ecmp nexthops links misc edge nhid-replace proto-ra encap compat0 ra ra-rtinfo}; do
 	record "$s"
 done

@@ -20,7 +20,9 @@
  *   DIR/start/{links,nexthops,rules,routes,prefix}.nl  the first dump, one file per request,
  *       each ending with the kernel's NLMSG_DONE (or NLMSG_ERROR if the request was refused)
  *   DIR/notify.nl   every notification, in arrival order, no NLMSG_DONE
- *   DIR/steps.txt   "<index of the first message after the step started><TAB><command>"
+ *   DIR/steps.txt   "<index of the first message after the step started><TAB><command>";
+ *                   a last line "<index><TAB># settle" for what arrived after the last step
+ *   DIR/prefix-steps.nl  an RTM_F_PREFIX dump after every line of steps.txt, in that order
  *   DIR/end/...     the second dump, same files as start/
  *   DIR/proc.txt    /proc/net/ipv6_route right after the second dump
  *
@@ -150,23 +152,17 @@ static int pending(int fd)
 	return poll(&p, 1, 0) > 0;
 }
 
-/* One dump request; every reply message (NLMSG_DONE or NLMSG_ERROR included) goes to path. */
-static void dump(int fd, uint16_t type, const void *body, size_t blen, const char *dir,
-		 const char *name)
+/* One dump request; every reply message (NLMSG_DONE or NLMSG_ERROR included) goes to f. */
+static void dump_into(int fd, uint16_t type, const void *body, size_t blen, FILE *f,
+		      const char *what)
 {
 	static uint32_t seq = 100;
 	struct {
 		struct nlmsghdr h;
 		char b[64];
 	} req;
-	char path[4096];
-	FILE *f;
 	int done = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (!f)
-		die(path, errno);
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = (uint32_t)NLMSG_LENGTH(blen);
 	req.h.nlmsg_type = type;
@@ -193,13 +189,43 @@ static void dump(int fd, uint16_t type, const void *body, size_t blen, const cha
 			if (h->nlmsg_seq != seq)
 				continue;
 			if (fwrite(h, 1, NLMSG_ALIGN(h->nlmsg_len), f) != NLMSG_ALIGN(h->nlmsg_len))
-				die(path, errno);
+				die(what, errno);
 			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
 				done = 1;
 		}
 	}
+}
+
+/* One dump request into the new file dir/name. */
+static void dump(int fd, uint16_t type, const void *body, size_t blen, const char *dir,
+		 const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		die(path, errno);
+	dump_into(fd, type, body, blen, f, path);
 	if (fclose(f))
 		die(path, errno);
+}
+
+/*
+ * The RTM_F_PREFIX dump the collector runs as a targeted dump (after a new connected route or
+ * an RTM_NEWPREFIX), appended to f: one after every step, so a replay can apply the marks
+ * where the collector would have.
+ */
+static void prefix_dump(FILE *f)
+{
+	struct rtmsg pfx = { .rtm_family = AF_INET6, .rtm_flags = RTM_F_PREFIX };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd < 0)
+		die("socket", errno);
+	dump_into(fd, RTM_GETROUTE, &pfx, sizeof(pfx), f, "prefix-steps.nl");
+	close(fd);
 }
 
 /* The collector's full dump (collector.c full_dump) plus the rules, into dir. */
@@ -285,7 +311,7 @@ static void copy_file(const char *from, const char *dir, const char *name)
 static int record(const char *dir, const char *steps)
 {
 	char path[4096], start[4096], end[4096], line[4096];
-	FILE *in = fopen(steps, "r"), *notify, *idx;
+	FILE *in = fopen(steps, "r"), *notify, *idx, *pfx;
 	long nmsg = 0;
 	int fd, tries;
 
@@ -306,9 +332,11 @@ static int record(const char *dir, const char *steps)
 	}
 	snprintf(path, sizeof(path), "%s/notify.nl", dir);
 	notify = fopen(path, "wb");
+	snprintf(path, sizeof(path), "%s/prefix-steps.nl", dir);
+	pfx = fopen(path, "wb");
 	snprintf(path, sizeof(path), "%s/steps.txt", dir);
 	idx = fopen(path, "w");
-	if (!notify || !idx)
+	if (!notify || !idx || !pfx)
 		die(path, errno);
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = 0;
@@ -316,10 +344,14 @@ static int record(const char *dir, const char *steps)
 			continue;
 		fprintf(idx, "%ld\t%s\n", nmsg, line);
 		nmsg += run_step(fd, line, notify);
+		prefix_dump(pfx);
 	}
 	fclose(in);
+	/* late arrivals (timers, RAs) get a step of their own */
+	fprintf(idx, "%ld\t# settle\n", nmsg);
 	nmsg += settle(fd, notify);
-	if (fclose(notify) || fclose(idx))
+	prefix_dump(pfx);
+	if (fclose(notify) || fclose(idx) || fclose(pfx))
 		die("close", errno);
 	full_dump(end);
 	copy_file("/proc/net/ipv6_route", dir, "proc.txt");
