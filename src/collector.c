@@ -598,6 +598,8 @@ static void run_targeted(struct coll *c)
 
 		mirror_clear_nhobjs(c->m);
 		ret = nlconn_dump(&c->dump, RTM_GETNEXTHOP, &nhm, sizeof(nhm), on_nexthop, &x);
+		if (!ret)
+			mirror_prune_nhid_routes(c->m, &c->delta);
 		targeted_done(TDUMP_NEXTHOP, ret == -EOPNOTSUPP ? 0 : ret);
 	}
 	for (size_t i = 0; i < c->noifs; i++) {

@@ -62,7 +62,14 @@ struct mirror {
 	size_t nnhobjs, nhobjs_cap;
 	size_t nroutes;
 	size_t extra_bytes; /* nexthop and metrics allocations */
+	/* After a nexthop object is replaced, the kernel re-announces every route over it (and over
+	 * groups) with NLM_F_REPLACE (nexthop_compat_mode=1): such a message updates its own route,
+	 * where a user's replace takes the first route of the node. The window stays open while
+	 * those messages follow. */
+	uint32_t reannounce_id; /* 0: closed */
 };
+
+static int is_group_id(const struct mirror *m, uint32_t id);
 
 /* A position in a table: chunk c, record i. */
 struct mpos {
@@ -186,9 +193,19 @@ static int hop_same(const struct route_nh *a, const struct route_nh *b)
 /* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
 static int ecmp_able(const struct route *r)
 {
-	if (r->nhid || r->protocol == RTPROT_RA || r->nh_count == 0)
+	if (r->nhid || route_ra_candidate(r) || r->nh_count == 0)
 		return 0;
 	return r->nh_count > 1 || r->nh.has_gw;
+}
+
+/* Whether group e and the hops of pr have a hop in common. */
+static int shares_hop(const struct mroute *e, const struct nlparse_route *pr)
+{
+	for (unsigned int i = 0; i < e->r.nh_count; i++)
+		for (unsigned int j = 0; j < pr->r.nh_count; j++)
+			if (hop_same(mroute_nh(e, i), pr->r.nh_count > 1 ? &pr->nhs[j] : &pr->r.nh))
+				return 1;
+	return 0;
 }
 
 /* Same route for the kernel (rt6_duplicate_nexthop): same object, or same device and gateway. */
@@ -560,7 +577,13 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	if (nlflags & NLM_F_REPLACE) {
 		/* routes the kernel updates in place announce themselves with NLM_F_REPLACE too
 		 * (nexthop object replaced, RA preference changed): those are found by identity */
-		if (r->nhid || r->protocol == RTPROT_RA)
+		int inplace = route_ra_candidate(r) ||
+			      (r->nhid && m->reannounce_id &&
+			       (r->nhid == m->reannounce_id || is_group_id(m, r->nhid)));
+
+		if (!(r->nhid && m->reannounce_id))
+			m->reannounce_id = 0;
+		if (inplace)
 			for (p = lo; !pos_eq(p, hi); p = pos_next(t, p))
 				if (entry_same(&at(t, p)->r, r)) {
 					pick = p;
@@ -584,6 +607,19 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		if (!ret)
 			d->added++;
 		return ret;
+	}
+	m->reannounce_id = 0;
+	/* a group announcement: the group it shares a hop with, whatever we thought of its kind
+	 * (a route user space added with proto ra and a link-local gateway is ECMP-able) */
+	for (p = lo; r->nh_count > 1 && !pos_eq(p, hi); p = pos_next(t, p)) {
+		struct mroute *e = at(t, p);
+
+		if (!e->r.nhid && shares_hop(e, pr)) {
+			ret = merge_group(m, e, pr);
+			if (!ret)
+				d->changed++;
+			return ret;
+		}
 	}
 	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
 		struct mroute *e = at(t, p);
@@ -684,6 +720,7 @@ int mirror_apply_del(struct mirror *m, const struct nlparse_route *pr, struct mi
 	struct mtable *t = table_find(m, r->table);
 	int ret = 0;
 
+	m->reannounce_id = 0;
 	if (!t) {
 		d->unknown++;
 		return 0;
@@ -755,6 +792,14 @@ void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
 {
 	size_t i = link_pos(m, ifindex);
 
+	/* the kernel flushes the nexthop objects on the device and the routes over them, without
+	 * RTM_DELNEXTHOP, and without RTM_DELROUTE when nexthop_compat_mode is 0 */
+	for (size_t k = 0; k < m->nnhobjs;) {
+		if (!m->nhobjs[k].is_group && m->nhobjs[k].ifindex == ifindex)
+			mirror_del_nhobj(m, m->nhobjs[k].id, d);
+		else
+			k++;
+	}
 	if (i < m->nlinks && m->links[i].ifindex == ifindex) {
 		memmove(&m->links[i], &m->links[i + 1], (m->nlinks - i - 1) * sizeof(*m->links));
 		m->nlinks--;
@@ -817,6 +862,7 @@ int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o)
 	size_t i = nhobj_pos(m, o->id);
 
 	if (i < m->nnhobjs && m->nhobjs[i].id == o->id) {
+		m->reannounce_id = o->id;
 		if (!memcmp(&m->nhobjs[i], o, sizeof(*o)))
 			return 0;
 		m->nhobjs[i] = *o;
@@ -833,6 +879,27 @@ int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o)
 void mirror_clear_nhobjs(struct mirror *m)
 {
 	m->nnhobjs = 0;
+}
+
+void mirror_prune_nhid_routes(struct mirror *m, struct mirror_delta *d)
+{
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		struct mtable *t = &m->tables[ti];
+		struct mpos p = { 0, 0 };
+
+		while (!pos_end(t, p)) {
+			uint32_t id = at(t, p)->r.nhid;
+			size_t k = nhobj_pos(m, id);
+
+			if (id && !(k < m->nnhobjs && m->nhobjs[k].id == id)) {
+				remove_at(m, t, p);
+				d->removed++;
+				p = pos_fix(t, p);
+				continue;
+			}
+			p = pos_next(t, p);
+		}
+	}
 }
 
 int mirror_has_groups(const struct mirror *m)

@@ -80,6 +80,9 @@ int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o);
 void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d);
 /* Forget every nexthop object (before a nexthop re-dump). */
 void mirror_clear_nhobjs(struct mirror *m);
+/* Drop the routes over nexthop objects the mirror no longer has (after a nexthop re-dump:
+ * the kernel flushed objects and their routes silently). */
+void mirror_prune_nhid_routes(struct mirror *m, struct mirror_delta *d);
 /* Whether any nexthop object is a group. */
 int mirror_has_groups(const struct mirror *m);
 /* Tables that hold a route using a nexthop group (ids into *out, malloc()ed). Count or

@@ -79,4 +79,17 @@ struct route_link {
 	char name[16];
 };
 
+/*
+ * Whether r can be a route the kernel learned from a router advertisement (RTF_ADDRCONF, which
+ * netlink does not report): protocol ra, one nexthop, no nexthop object, and a link-local
+ * gateway (routers advertise from their link-local address). A route that user space adds
+ * with proto ra (systemd-networkd, NetworkManager) and a link-local gateway looks the same and
+ * is taken for one; with a global gateway, several nexthops or none, it is not.
+ */
+static inline int route_ra_candidate(const struct route *r)
+{
+	return r->protocol == 9 /* RTPROT_RA */ && !r->nhid && r->nh_count == 1 && r->nh.has_gw &&
+	       r->nh.gw[0] == 0xfe && (r->nh.gw[1] & 0xc0) == 0x80;
+}
+
 #endif
