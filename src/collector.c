@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -654,6 +655,15 @@ static int resync(struct coll *c, enum collector_trigger why)
 	int64_t t0;
 
 	drain(c, 0); /* what happened before is in the dump; apply it to the mirror first */
+	if (c->m && c->m_valid && mirror_has_oversized(c->m)) {
+		/* the dump would stop at that route, silently: it cannot check the mirror */
+		stats_inc(g_stats.resyncs_postponed);
+		log_warn(
+		    "resync (%s) skipped: a multipath route is too large for the kernel to dump "
+		    "(a dump stops there without an error); following notifications only",
+		    stats_trigger_name(why));
+		return -EAGAIN;
+	}
 	if (c->m)
 		nids = mirror_table_ids(c->m, &ids);
 	if (nids < 0)
@@ -690,6 +700,15 @@ static int resync(struct coll *c, enum collector_trigger why)
 			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
 		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
 		return -EAGAIN;
+	}
+	if (c->m) {
+		long kept = mirror_keep_oversized(c->m, d);
+
+		if (kept > 0)
+			log_info(
+			    "resync (%s): kept %ld multipath route(s) too large for any dump "
+			    "(the kernel announced them, and lists them in /proc/net/ipv6_route)",
+			    stats_trigger_name(why), kept);
 	}
 	if (c->m && c->m_valid) {
 		if (!mirror_diff(c->m, d, "resync drift", 10, &only_m, &only_k) &&
@@ -774,20 +793,39 @@ static int publish(struct coll *c, enum collector_trigger why)
 	/* s stays valid here: only this thread can retire it, at the next publish */
 	c->dirty = 0;
 	memset(&c->delta, 0, sizeof(c->delta));
-	/* at most one publication per debounce, and building at most half the time */
-	c->next_pub_ms = now + (int64_t)s_opts.debounce_ms;
-	if (c->next_pub_ms < now + (int64_t)(s->duration_s * 1000))
-		c->next_pub_ms = now + (int64_t)(s->duration_s * 1000);
+	/* building at most half the time */
+	c->next_pub_ms = now + (int64_t)(s->duration_s * 1000);
 	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
 	return 0;
 }
 
 /* ---- the thread ---- */
 
+/*
+ * When the pending changes are published: --debounce-ms after the first of them (what arrives
+ * meanwhile joins the publication), but not before the previous build's own duration has
+ * passed again (so building takes at most half the time), nor within a second of a failure.
+ */
+static int64_t publish_at(const struct coll *c)
+{
+	int64_t t = c->dirty_since_ms + (int64_t)s_opts.debounce_ms;
+
+	if (t < c->next_pub_ms)
+		t = c->next_pub_ms;
+	if (t < c->fail_until_ms)
+		t = c->fail_until_ms;
+	return t;
+}
+
 static void *collector_main(void *arg)
 {
 	struct coll *c = arg;
 	enum collector_trigger pub_why = TRIGGER_CHANGE;
+
+	/* a burst of kernel changes is the kernel's work first: yield the CPU to its writers
+	 * (the nice value of a thread is its own on Linux) */
+	if (s_opts.nice && setpriority(PRIO_PROCESS, (id_t)gettid(), s_opts.nice) < 0)
+		log_warn("collector: cannot set nice %d: %s", s_opts.nice, strerror(errno));
 
 	while (!__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd pfd[2] = { { .fd = s_evfd, .events = POLLIN },
@@ -799,12 +837,8 @@ static void *collector_main(void *arg)
 			wake = c->next_interval_ms;
 		if (c->resync_why != TRIGGER__COUNT && c->resync_at < wake)
 			wake = c->resync_at;
-		if (c->dirty) {
-			int64_t t =
-			    c->next_pub_ms > c->fail_until_ms ? c->next_pub_ms : c->fail_until_ms;
-			if (t < wake)
-				wake = t;
-		}
+		if (c->dirty && publish_at(c) < wake)
+			wake = publish_at(c);
 		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -835,7 +869,7 @@ static void *collector_main(void *arg)
 				pub_why = why;
 		}
 		now = snapshot_now_ms();
-		if (c->dirty && now >= c->next_pub_ms && now >= c->fail_until_ms) {
+		if (c->dirty && now >= publish_at(c)) {
 			if (publish(c, pub_why) == 0)
 				pub_why = TRIGGER_CHANGE;
 		}

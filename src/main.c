@@ -41,31 +41,33 @@ static void on_hup(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: rtsnapd [options]\n"
-		"  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
-		"                          (repeatable; default [::1]:9816)\n"
-		"  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
-		"      --debounce-ms MS    at most one publication per MS (default 10)\n"
-		"      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
-		"      --once              print one snapshot to stdout and exit\n"
-		"      --format proc|json  format for --once (default proc)\n"
-		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
-		"      --http-timeout S    close a connection idle for S seconds (default 30)\n"
-		"      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
-		"      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
-		"      --max-connections N requests served at once per listener (default 1024,\n"
-		"                          less if the file descriptor limit is low)\n"
-		"      --max-pending N     connections waiting for their first request head per\n"
-		"                          listener; the oldest is closed beyond (default: what\n"
-		"                          the file descriptor limit leaves, at most 65536)\n"
-		"      --header-timeout S  time a connection has to send its first request head\n"
-		"                          (default 10, or --http-timeout if shorter; 408 after)\n"
-		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
-		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
-		"      --log-level LEVEL   err, warn, info (default) or debug\n"
-		"  -h, --help              this text\n"
-		"  -V, --version           print the version\n");
+	fprintf(
+	    f, "usage: rtsnapd [options]\n"
+	       "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
+	       "                          (repeatable; default [::1]:9816)\n"
+	       "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
+	       "      --debounce-ms MS    publish MS after a change (default 10)\n"
+	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
+	       "                          that following a burst never slows the kernel's writers\n"
+	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+	       "      --once              print one snapshot to stdout and exit\n"
+	       "      --format proc|json  format for --once (default proc)\n"
+	       "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+	       "      --http-timeout S    close a connection idle for S seconds (default 30)\n"
+	       "      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
+	       "      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
+	       "      --max-connections N requests served at once per listener (default 1024,\n"
+	       "                          less if the file descriptor limit is low)\n"
+	       "      --max-pending N     connections waiting for their first request head per\n"
+	       "                          listener; the oldest is closed beyond (default: what\n"
+	       "                          the file descriptor limit leaves, at most 65536)\n"
+	       "      --header-timeout S  time a connection has to send its first request head\n"
+	       "                          (default 10, or --http-timeout if shorter; 408 after)\n"
+	       "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
+	       "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
+	       "      --log-level LEVEL   err, warn, info (default) or debug\n"
+	       "  -h, --help              this text\n"
+	       "  -V, --version           print the version\n");
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -178,6 +180,7 @@ int main(int argc, char **argv)
 		OPT_HEADER_TIMEOUT,
 		OPT_UNIX_MODE,
 		OPT_UNIX_GROUP,
+		OPT_COLLECTOR_NICE,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -194,6 +197,7 @@ int main(int argc, char **argv)
 		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
 		{ "unix-mode", required_argument, NULL, OPT_UNIX_MODE },
 		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
+		{ "collector-nice", required_argument, NULL, OPT_COLLECTOR_NICE },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -204,7 +208,7 @@ int main(int argc, char **argv)
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
 	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
 	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
-	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
+	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10, .nice = 10 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
@@ -230,6 +234,18 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_COLLECTOR_NICE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || v < -20 || v > 19) {
+				fprintf(stderr, "rtsnapd: bad --collector-nice '%s' (-20 to 19)\n",
+					optarg);
+				return 2;
+			}
+			copts.nice = (int)v;
+			break;
+		}
 		case OPT_THREADS:
 			if (parse_uint(optarg, 256, &threads)) {
 				fprintf(stderr, "rtsnapd: bad --threads '%s'\n", optarg);

@@ -994,6 +994,62 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
 	return 0;
 }
 
+/* ---- routes a dump cannot carry ---- */
+
+/* A dump message must fit the buffer of one dump batch (netlink_dump: up to 32 KiB with its
+ * overhead); a route message is about 100 bytes plus 28 per gateway hop. */
+#define DUMP_MSG_MAX (32768 - 1024)
+
+static int oversized(const struct mroute *e)
+{
+	return e->r.nh_count > 1 && 160 + (size_t)e->r.nh_count * 28 > DUMP_MSG_MAX;
+}
+
+int mirror_has_oversized(const struct mirror *m)
+{
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+
+		for (uint32_t c = 0; c < t->nchunks; c++)
+			for (uint32_t i = 0; i < t->chunks[c]->n; i++)
+				if (oversized(&t->chunks[c]->e[i]))
+					return 1;
+	}
+	return 0;
+}
+
+long mirror_keep_oversized(const struct mirror *old, struct mirror *d)
+{
+	struct mirror_delta dd = { 0 };
+	long kept = 0;
+
+	for (size_t ti = 0; ti < old->ntables; ti++) {
+		const struct mtable *t = &old->tables[ti];
+
+		for (uint32_t c = 0; c < t->nchunks; c++) {
+			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
+				const struct mroute *e = &t->chunks[c]->e[i];
+				struct mtable *dt;
+				struct mpos lo, hi;
+
+				if (!oversized(e))
+					continue;
+				dt = table_get(d, e->r.table, 0);
+				if (!dt)
+					return -ENOMEM;
+				equal_range(dt, &e->r, &lo, &hi);
+				if (!pos_eq(lo, hi))
+					continue; /* the dump has a route there: it wins */
+				if (insert_route(d, dt, hi, &e->r, e->nhs, e->m))
+					return -ENOMEM;
+				dd.added++;
+				kept++;
+			}
+		}
+	}
+	return kept;
+}
+
 /* ---- sizes ---- */
 
 size_t mirror_routes(const struct mirror *m)

@@ -9,7 +9,8 @@
 
 struct collector_opts {
 	unsigned int interval_s;  /* full resync period; 0 = only on start, signal and changes */
-	unsigned int debounce_ms; /* delay after a change notification before re-dumping */
+	unsigned int debounce_ms; /* at least this long between two publications */
+	int nice; /* nice value of the collector thread (its own, not the HTTP threads') */
 };
 
 /*

@@ -100,6 +100,17 @@ int mirror_has_table(const struct mirror *m, uint32_t id);
 /* Mark the route of key k RTF_PREFIX_RT (from an RTM_F_PREFIX dump). 1 if it changed. */
 int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k);
 
+/*
+ * Routes of old that a dump cannot carry (their message would not fit one dump buffer, while
+ * the notification that announced them did) and that dump d does not have: copied into d, so
+ * that a resync does not lose them. Returns how many, or -ENOMEM.
+ */
+long mirror_keep_oversized(const struct mirror *old, struct mirror *d);
+/* Whether m holds a route a dump may not carry. Such a route also ends a dump early: the
+ * kernel stops the table's walk there without an error (seen with 2 200 hops), so a dump taken
+ * then is incomplete. */
+int mirror_has_oversized(const struct mirror *m);
+
 /* Routes (records) held, and bytes of memory the mirror holds (approximate, from sizes). */
 size_t mirror_routes(const struct mirror *m);
 size_t mirror_bytes(const struct mirror *m);

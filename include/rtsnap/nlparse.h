@@ -13,7 +13,11 @@
 #include "rtsnap/route.h"
 #include "rtsnap/snapshot.h"
 
-#define NLPARSE_MAX_NH 1024 /* nexthops per multipath route we accept */
+/* Nexthops per multipath route we accept: as many as an RTA_MULTIPATH attribute can hold
+ * (65535 bytes, 8 per rtnexthop at the least). The kernel sends what it can fit; it builds a
+ * notification to the route's size, but a dump message must fit one dump buffer (about 32 KiB,
+ * so about 1 000 hops with gateways): see mirror_keep_oversized(). */
+#define NLPARSE_MAX_NH 8192
 
 /* One parsed route; the caller owns it (it is large: keep one and reuse it). */
 struct nlparse_route {
