@@ -61,6 +61,11 @@ static void usage(FILE *f)
 		"                          the file descriptor limit leaves, at most 65536)\n"
 		"      --header-timeout S  time a connection has to send its first request head\n"
 		"                          (default 10, or --http-timeout if shorter; 408 after)\n"
+		"      --max-pinned-bytes SIZE  bytes of replaced snapshots that responses still\n"
+		"                          being sent may keep alive; beyond, those holding the\n"
+		"                          oldest are closed. SIZE: bytes (k, M, G suffixes),\n"
+		"                          Nx (N times the current snapshot) or 0 (no bound);\n"
+		"                          default 2x\n"
 		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
 		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
 		"      --log-level LEVEL   err, warn, info (default) or debug\n"
@@ -111,6 +116,36 @@ static int run_once(const char *format)
 		log_err("cannot write the output: %s", strerror(-ret));
 		return 1;
 	}
+	return 0;
+}
+
+/* --max-pinned-bytes: "0", "Nx" (factor of the current snapshot), or bytes with k/M/G. */
+static int parse_pinned(const char *s, unsigned long long *bytes, unsigned int *factor)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *s == '-' || errno || end == s)
+		return -EINVAL;
+	if (*end == 'x' && !end[1]) {
+		if (v > 1000)
+			return -EINVAL;
+		*bytes = 0;
+		*factor = (unsigned int)v;
+		return 0;
+	}
+	if (*end == 'k' || *end == 'K')
+		mul = 1ULL << 10, end++;
+	else if (*end == 'M')
+		mul = 1ULL << 20, end++;
+	else if (*end == 'G')
+		mul = 1ULL << 30, end++;
+	if (*end || __builtin_mul_overflow(v, mul, &v))
+		return -EINVAL;
+	*bytes = v;
+	*factor = 0;
 	return 0;
 }
 
@@ -178,6 +213,7 @@ int main(int argc, char **argv)
 		OPT_HEADER_TIMEOUT,
 		OPT_UNIX_MODE,
 		OPT_UNIX_GROUP,
+		OPT_MAX_PINNED,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -194,6 +230,7 @@ int main(int argc, char **argv)
 		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
 		{ "unix-mode", required_argument, NULL, OPT_UNIX_MODE },
 		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
+		{ "max-pinned-bytes", required_argument, NULL, OPT_MAX_PINNED },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -204,6 +241,8 @@ int main(int argc, char **argv)
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
 	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
 	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
+	unsigned long long max_pinned = 0;
+	unsigned int pinned_factor = HTTP_PIN_FACTOR;
 	struct collector_opts copts = { .interval_s = 30, .debounce_ms = 100 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
@@ -290,6 +329,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_MAX_PINNED:
+			if (parse_pinned(optarg, &max_pinned, &pinned_factor)) {
+				fprintf(stderr, "rtsnapd: bad --max-pinned-bytes '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case OPT_METRICS_ROUTES:
 			render_metrics_set_routes(1);
 			break;
@@ -384,7 +429,9 @@ int main(int argc, char **argv)
 					   .max_pending = max_pending,
 					   .header_timeout_s = header_timeout,
 					   .unix_mode = unix_mode,
-					   .unix_gid = unix_gid };
+					   .unix_gid = unix_gid,
+					   .max_pinned_bytes = max_pinned,
+					   .max_pinned_factor = pinned_factor };
 
 		ret = http_start(&hopts);
 	}
