@@ -56,9 +56,15 @@ void http_pin_set_limit(uint64_t bytes, unsigned int factor)
 
 uint64_t http_pin_limit(void)
 {
+	uint64_t cur = snapshot_current_bytes();
+
 	if (s_limit_bytes)
 		return s_limit_bytes;
-	return (uint64_t)s_limit_factor * snapshot_current_bytes();
+	if (!s_limit_factor || !cur)
+		return 0;
+	/* N snapshots of about the current size: sizes move by a few bytes with every change,
+	 * and "2x" must not mean one snapshot when the older ones were a little larger */
+	return (uint64_t)s_limit_factor * cur + cur / 16;
 }
 
 void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapshot *snap,
