@@ -192,6 +192,7 @@ enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const 
 #define HTTP_IOV_MAX 1024
 
 struct seg_ctx {
+	struct http_pin pin; /* in the registry of responses holding a snapshot (http_pin.c) */
 	struct snapshot *snap;
 	struct strbuf dyn;
 	struct render_seg *segs; /* reader path only */
@@ -204,6 +205,7 @@ static void seg_free(void *cls)
 {
 	struct seg_ctx *c = cls;
 
+	http_pin_del(&c->pin); /* before the release, and before libmicrohttpd closes the fd */
 	snapshot_release(c->snap);
 	strbuf_free(&c->dyn);
 	free(c->segs);
@@ -288,6 +290,7 @@ enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status
 	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
 	add_common_headers(r, rq, ctype);
 	rq->snap = NULL;
+	http_pin_add(&c->pin, rq->conn, c->snap, total);
 	stats_add(g_stats.http_bytes, total);
 	return queue(rq, status, r);
 }
@@ -834,6 +837,8 @@ int http_start(const struct http_opts *o)
 	}
 	if (o->nlisten > MAX_LISTEN)
 		return -E2BIG;
+	http_pin_set_limit(o->max_pinned_bytes, o->max_pinned_factor);
+	snapshot_set_retire_hook(http_pin_retired);
 	for (unsigned int i = 0; i < o->nlisten; i++) {
 		unsigned int limit = o->conn_limit ? o->conn_limit : 1024;
 		struct http_gate_opts go = { .max_pending = o->max_pending ? o->max_pending : 1024,

@@ -55,6 +55,44 @@ static int accepts_gzip(const char *ae)
 	return gzip >= 0 ? gzip : star > 0;
 }
 
+/* What in-flight responses pin (http_pin.c) and what the bound dropped. */
+static void render_pinned(struct strbuf *sb)
+{
+	struct http_pin_stats st;
+
+	http_pin_stats(&st);
+	strbuf_appendf(
+	    sb,
+	    "# HELP rtsnap_http_responses_dropped_total Responses closed before they were sent, "
+	    "by reason (pinned_bytes: replaced snapshots kept alive by responses in flight went "
+	    "over --max-pinned-bytes; those holding the oldest snapshot went first).\n"
+	    "# TYPE rtsnap_http_responses_dropped_total counter\n"
+	    "rtsnap_http_responses_dropped_total{reason=\"pinned_bytes\"} %llu\n"
+	    "# HELP rtsnap_http_snapshot_responses Responses in flight that hold a snapshot, by "
+	    "whether it is the current one or a replaced one.\n"
+	    "# TYPE rtsnap_http_snapshot_responses gauge\n"
+	    "rtsnap_http_snapshot_responses{snapshot=\"current\"} %lu\n"
+	    "rtsnap_http_snapshot_responses{snapshot=\"replaced\"} %lu\n"
+	    "# HELP rtsnap_snapshots_pinned Replaced snapshots still held by a reader.\n"
+	    "# TYPE rtsnap_snapshots_pinned gauge\n"
+	    "rtsnap_snapshots_pinned %ld\n"
+	    "# HELP rtsnap_snapshots_pinned_bytes Estimated resident bytes of the replaced "
+	    "snapshots still held by a reader.\n"
+	    "# TYPE rtsnap_snapshots_pinned_bytes gauge\n"
+	    "rtsnap_snapshots_pinned_bytes %llu\n"
+	    "# HELP rtsnap_snapshot_bytes Estimated resident bytes of the current snapshot.\n"
+	    "# TYPE rtsnap_snapshot_bytes gauge\n"
+	    "rtsnap_snapshot_bytes %llu\n"
+	    "# HELP rtsnap_http_pinned_bytes_limit Bound on rtsnap_snapshots_pinned_bytes "
+	    "enforced on responses in flight (--max-pinned-bytes; 0: none).\n"
+	    "# TYPE rtsnap_http_pinned_bytes_limit gauge\n"
+	    "rtsnap_http_pinned_bytes_limit %llu\n",
+	    (unsigned long long)stats_get(g_stats.http_dropped_pinned),
+	    st.responses - st.responses_retired, st.responses_retired, snapshot_retired_count(),
+	    (unsigned long long)snapshot_retired_bytes(),
+	    (unsigned long long)snapshot_current_bytes(), (unsigned long long)st.limit_bytes);
+}
+
 /* rtsnap_http_requests_total{endpoint,code} and the bytes counter, from g_stats. */
 static void render_http(struct strbuf *sb)
 {
@@ -105,6 +143,7 @@ static void render_http(struct strbuf *sb)
 		       (unsigned long long)stats_get(g_stats.http_header_timeouts),
 		       (unsigned long long)stats_get(g_stats.http_shed),
 		       (unsigned long long)stats_get(g_stats.http_busy));
+	render_pinned(sb);
 }
 
 enum MHD_Result http_ep_metrics(struct http_req *rq)

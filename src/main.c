@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "rtsnap/stats.h"
 
 #define MAX_LISTEN 8
+#define RTSNAP_MMAP_THRESHOLD (256 * 1024) /* blocks this large are mmapped, returned on free */
 
 static volatile sig_atomic_t s_quit;
 
@@ -41,33 +43,38 @@ static void on_hup(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f, "usage: rtsnapd [options]\n"
-	       "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
-	       "                          (repeatable; default [::1]:9816)\n"
-	       "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
-	       "      --debounce-ms MS    publish MS after a change (default 10)\n"
-	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
-	       "                          that following a burst never slows the kernel's writers\n"
-	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
-	       "      --once              print one snapshot to stdout and exit\n"
-	       "      --format proc|json  format for --once (default proc)\n"
-	       "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
-	       "      --http-timeout S    close a connection idle for S seconds (default 30)\n"
-	       "      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
-	       "      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
-	       "      --max-connections N requests served at once per listener (default 1024,\n"
-	       "                          less if the file descriptor limit is low)\n"
-	       "      --max-pending N     connections waiting for their first request head per\n"
-	       "                          listener; the oldest is closed beyond (default: what\n"
-	       "                          the file descriptor limit leaves, at most 65536)\n"
-	       "      --header-timeout S  time a connection has to send its first request head\n"
-	       "                          (default 10, or --http-timeout if shorter; 408 after)\n"
-	       "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
-	       "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
-	       "      --log-level LEVEL   err, warn, info (default) or debug\n"
-	       "  -h, --help              this text\n"
-	       "  -V, --version           print the version\n");
+	fprintf(f,
+		"usage: rtsnapd [options]\n"
+		"  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
+		"                          (repeatable; default [::1]:9816)\n"
+		"  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
+		"      --debounce-ms MS    publish MS after a change (default 10)\n"
+		"      --collector-nice N  nice value of the collector thread (default 10), so\n"
+		"                          that following a burst never slows the kernel's writers\n"
+		"      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+		"      --once              print one snapshot to stdout and exit\n"
+		"      --format proc|json  format for --once (default proc)\n"
+		"      --threads N         HTTP worker threads per listener (default: CPUs)\n"
+		"      --http-timeout S    close a connection idle for S seconds (default 30)\n"
+		"      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
+		"      --unix-group GROUP  group of unix:/path sockets (default: the daemon's)\n"
+		"      --max-connections N requests served at once per listener (default 1024,\n"
+		"                          less if the file descriptor limit is low)\n"
+		"      --max-pending N     connections waiting for their first request head per\n"
+		"                          listener; the oldest is closed beyond (default: what\n"
+		"                          the file descriptor limit leaves, at most 65536)\n"
+		"      --header-timeout S  time a connection has to send its first request head\n"
+		"                          (default 10, or --http-timeout if shorter; 408 after)\n"
+		"      --max-pinned-bytes SIZE  bytes of replaced snapshots that responses still\n"
+		"                          being sent may keep alive; beyond, those holding the\n"
+		"                          oldest are closed. SIZE: bytes (k, M, G suffixes),\n"
+		"                          Nx (N times the current snapshot) or 0 (no bound);\n"
+		"                          default 2x\n"
+		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
+		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
+		"      --log-level LEVEL   err, warn, info (default) or debug\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n");
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -113,6 +120,36 @@ static int run_once(const char *format)
 		log_err("cannot write the output: %s", strerror(-ret));
 		return 1;
 	}
+	return 0;
+}
+
+/* --max-pinned-bytes: "0", "Nx" (factor of the current snapshot), or bytes with k/M/G. */
+static int parse_pinned(const char *s, unsigned long long *bytes, unsigned int *factor)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *s == '-' || errno || end == s)
+		return -EINVAL;
+	if (*end == 'x' && !end[1]) {
+		if (v > 1000)
+			return -EINVAL;
+		*bytes = 0;
+		*factor = (unsigned int)v;
+		return 0;
+	}
+	if (*end == 'k' || *end == 'K')
+		mul = 1ULL << 10, end++;
+	else if (*end == 'M')
+		mul = 1ULL << 20, end++;
+	else if (*end == 'G')
+		mul = 1ULL << 30, end++;
+	if (*end || __builtin_mul_overflow(v, mul, &v))
+		return -EINVAL;
+	*bytes = v;
+	*factor = 0;
 	return 0;
 }
 
@@ -180,6 +217,7 @@ int main(int argc, char **argv)
 		OPT_HEADER_TIMEOUT,
 		OPT_UNIX_MODE,
 		OPT_UNIX_GROUP,
+		OPT_MAX_PINNED,
 		OPT_COLLECTOR_NICE,
 	};
 	static const struct option longopts[] = {
@@ -197,6 +235,7 @@ int main(int argc, char **argv)
 		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
 		{ "unix-mode", required_argument, NULL, OPT_UNIX_MODE },
 		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
+		{ "max-pinned-bytes", required_argument, NULL, OPT_MAX_PINNED },
 		{ "collector-nice", required_argument, NULL, OPT_COLLECTOR_NICE },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
@@ -208,6 +247,8 @@ int main(int argc, char **argv)
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
 	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
 	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
+	unsigned long long max_pinned = 0;
+	unsigned int pinned_factor = HTTP_PIN_FACTOR;
 	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10, .nice = 10 };
 	const char *format = NULL, *proc_file = NULL;
 	int once = 0, c, lvl, ret;
@@ -306,6 +347,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_MAX_PINNED:
+			if (parse_pinned(optarg, &max_pinned, &pinned_factor)) {
+				fprintf(stderr, "rtsnapd: bad --max-pinned-bytes '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case OPT_METRICS_ROUTES:
 			render_metrics_set_routes(1);
 			break;
@@ -375,6 +422,16 @@ int main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
+	/*
+	 * glibc raises its mmap threshold to the size of each mmapped block freed (up to 32 MB),
+	 * after which a snapshot's arrays (megabytes each) come from arena heaps that are not
+	 * given back when a snapshot is freed: RSS stayed at the high-water mark after slow
+	 * readers left. A fixed threshold keeps large blocks mmapped and returned on free
+	 * (docs/design.md, "What slow readers may pin": 126 -> 61 MB idle, 256 -> 61 MB after
+	 * the readers left, at 100 000 routes).
+	 */
+	if (!mallopt(M_MMAP_THRESHOLD, RTSNAP_MMAP_THRESHOLD))
+		log_warn("mallopt(M_MMAP_THRESHOLD) failed: freed snapshots may stay resident");
 	fd_budget(nlisten, &max_conn, &max_pending);
 	if (!header_timeout)
 		header_timeout = http_timeout < 10 ? http_timeout : 10;
@@ -400,7 +457,9 @@ int main(int argc, char **argv)
 					   .max_pending = max_pending,
 					   .header_timeout_s = header_timeout,
 					   .unix_mode = unix_mode,
-					   .unix_gid = unix_gid };
+					   .unix_gid = unix_gid,
+					   .max_pinned_bytes = max_pinned,
+					   .max_pinned_factor = pinned_factor };
 
 		ret = http_start(&hopts);
 	}

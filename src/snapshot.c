@@ -14,6 +14,10 @@
  *     for an RCU grace period (so no reader can still be between the dereference and its
  *     refs++), then drops the publication reference of the old snapshot. Whoever drops the
  *     last reference frees it. Nothing else frees a published snapshot.
+ *   - Accounting: publication sets s->bytes (snapshot_bytes_estimate); a snapshot that is
+ *     retired while readers still hold it is counted (s_retired, s_retired_bytes) until its
+ *     last reader frees it. After each retirement the retire hook runs on the collector
+ *     thread: the HTTP layer uses it to bound what slow responses pin (http_pin.c).
  *   - Builds with RTSNAP_POISON overwrite a snapshot before freeing it, so a reader that
  *     touches a retired snapshot reads garbage that the stress test notices (and ASan/TSan
  *     report the access itself).
@@ -50,8 +54,61 @@ static struct snapshot *s_current; /* RCU-protected; written only by snapshot_pu
 #define current_xchg(v) rcu_xchg_pointer(&s_current, (v))
 #define current_load() rcu_dereference(s_current)
 #endif
-static uint64_t s_generation; /* collector thread only */
-static long s_live;	      /* snapshots allocated and not freed */
+static uint64_t s_generation;  /* collector thread only */
+static long s_live;	       /* snapshots allocated and not freed */
+static long s_retired;	       /* retired, not yet freed (atomic) */
+static size_t s_retired_bytes; /* their bytes (atomic) */
+static size_t s_current_bytes; /* bytes of s_current (atomic) */
+static void (*s_retire_hook)(uint64_t current_generation);
+
+long snapshot_retired_count(void)
+{
+	return __atomic_load_n(&s_retired, __ATOMIC_RELAXED);
+}
+
+size_t snapshot_retired_bytes(void)
+{
+	return __atomic_load_n(&s_retired_bytes, __ATOMIC_RELAXED);
+}
+
+size_t snapshot_current_bytes(void)
+{
+	return __atomic_load_n(&s_current_bytes, __ATOMIC_RELAXED);
+}
+
+void snapshot_set_retire_hook(void (*fn)(uint64_t current_generation))
+{
+	__atomic_store_n(&s_retire_hook, fn, __ATOMIC_RELEASE); /* the collector may be running */
+}
+
+size_t snapshot_bytes_estimate(const struct snapshot *s)
+{
+	size_t b = sizeof(*s);
+
+	b += s->nroutes * sizeof(*s->routes) + s->nnexthops * sizeof(*s->nexthops);
+	b += s->nmetrics * sizeof(*s->metrics) + s->ntables * sizeof(*s->tables);
+	b += s->nlinks * sizeof(*s->links) + s->nnhobjs * sizeof(*s->nhobjs);
+	b += s->nempty * sizeof(*s->empty_tables) + s->nprefix_keys * sizeof(*s->prefix_keys);
+	b += s->nexpiring * sizeof(*s->expiring) + s->proc_len;
+	if (s->json && s->nroutes) {
+		const char *p0, *pn;
+		size_t l0, ln;
+
+		/* the pre-rendered array is contiguous: first object to the end of the last */
+		render_json_span(s, 0, &p0, &l0);
+		render_json_span(s, s->nroutes - 1, &pn, &ln);
+		b += (size_t)(pn + ln - p0) + 3 + (s->nroutes + 1) * sizeof(size_t);
+	}
+	if (s->lookup)
+		b += index_bytes(s->lookup);
+	if (s->metrics_view) {
+		size_t ml;
+
+		render_metrics_snapshot_text(s, &ml);
+		b += ml + ml / 2; /* plain text and its gzip (a bound: it compresses better) */
+	}
+	return b;
+}
 
 long snapshot_live_count(void)
 {
@@ -654,6 +711,10 @@ static void snapshot_destroy(struct snapshot *s)
 	render_metrics_free(s->metrics_view);
 	index_free(s->lookup);
 	names_free(s->names);
+	if (s->retired) {
+		__atomic_sub_fetch(&s_retired_bytes, s->bytes, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&s_retired, 1, __ATOMIC_RELAXED);
+	}
 #ifdef RTSNAP_POISON
 	memset(s, 0x6b, sizeof(*s));
 #endif
@@ -667,16 +728,31 @@ void snapshot_free(struct snapshot *s)
 		snapshot_destroy(s);
 }
 
+/* Count old as retired (it may still have readers), then drop the publication's reference. */
+static void retire(struct snapshot *old)
+{
+	old->retired = 1; /* before the release: the last reader reads it in snapshot_destroy */
+	__atomic_add_fetch(&s_retired, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s_retired_bytes, old->bytes, __ATOMIC_RELAXED);
+	snapshot_release(old);
+}
+
 void snapshot_publish(struct snapshot *s)
 {
 	struct snapshot *old;
 
 	s->generation = ++s_generation;
 	s->refs = 1; /* the publication's own reference */
+	s->bytes = snapshot_bytes_estimate(s);
+	__atomic_store_n(&s_current_bytes, s->bytes, __ATOMIC_RELAXED);
 	old = current_xchg(s);
 	if (old) {
 		urcu_bp_synchronize_rcu();
-		snapshot_release(old);
+		void (*hook)(uint64_t) = __atomic_load_n(&s_retire_hook, __ATOMIC_ACQUIRE);
+
+		retire(old);
+		if (hook)
+			hook(s->generation);
 	}
 }
 
@@ -704,8 +780,9 @@ void snapshot_shutdown(void)
 {
 	struct snapshot *old = current_xchg(NULL);
 
+	__atomic_store_n(&s_current_bytes, 0, __ATOMIC_RELAXED);
 	if (old) {
 		urcu_bp_synchronize_rcu();
-		snapshot_release(old);
+		retire(old);
 	}
 }

@@ -6,6 +6,8 @@
 #ifndef RTSNAP_HTTP_H
 #define RTSNAP_HTTP_H
 
+#define HTTP_PIN_FACTOR 2 /* --max-pinned-bytes default: 2x the current snapshot */
+
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
 	unsigned int nlisten;
@@ -17,6 +19,11 @@ struct http_opts {
 	unsigned int header_timeout_s; /* time from accept to a complete first request head */
 	unsigned int unix_mode;	       /* mode of unix:/path sockets (e.g. 0660) */
 	unsigned int unix_gid;	       /* their group; (unsigned int)-1: the daemon's */
+	/* bound on replaced snapshots kept alive by in-flight responses (--max-pinned-bytes):
+	 * max_pinned_bytes != 0: that many bytes; else max_pinned_factor x the current
+	 * snapshot's bytes; both 0: no bound */
+	unsigned long long max_pinned_bytes;
+	unsigned int max_pinned_factor;
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left

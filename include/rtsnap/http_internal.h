@@ -100,6 +100,39 @@ void http_gate_stop(struct http_gate *g);
 /* Stop, close the listen socket and every waiting connection, free. Accepts NULL. */
 void http_gate_free(struct http_gate *g);
 
+/*
+ * http_pin.c: the registry of in-flight responses that hold a snapshot reference, and the
+ * bound on the bytes of replaced snapshots they keep alive (see the comment at its top).
+ */
+struct http_pin {
+	struct http_pin *prev, *next; /* under the registry's lock */
+	struct snapshot *snap;	      /* the response's reference (owned by the response) */
+	int fd;			      /* the connection's socket; -1: unknown, never dropped */
+	int dropped;		      /* shut down by the bound */
+	int listed;		      /* worker thread only */
+	int64_t start_ms;
+	uint64_t body_bytes;
+};
+struct http_pin_stats {
+	unsigned long responses;	 /* in flight, holding a snapshot */
+	unsigned long responses_retired; /* ... a replaced one */
+	uint64_t limit_bytes;		 /* now; 0: no bound */
+};
+/* Main thread, before http_start(). bytes != 0: that limit; else factor x the current
+ * snapshot's bytes; both 0: no bound. */
+void http_pin_set_limit(uint64_t bytes, unsigned int factor);
+/* Any thread. The limit in bytes now (0: no bound). */
+uint64_t http_pin_limit(void);
+/* Worker thread, when a response holding snap is created for conn. p lives in the response. */
+void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapshot *snap,
+		  uint64_t body_bytes);
+/* The response's free callback, before the snapshot reference is dropped. Fine if never added. */
+void http_pin_del(struct http_pin *p);
+/* Any thread. */
+void http_pin_stats(struct http_pin_stats *st);
+/* The snapshot retire hook (collector thread): enforce the limit. */
+void http_pin_retired(uint64_t current_generation);
+
 /* Value of argument key, or NULL. */
 const char *http_arg(const struct http_req *rq, const char *key);
 

@@ -75,6 +75,9 @@ struct snapshot {
 
 	/* lifetime; see snapshot.c */
 	long refs;
+	/* accounting (see snapshot_bytes_estimate): set by snapshot_publish(), read by anyone */
+	size_t bytes; /* resident bytes this snapshot holds that no newer snapshot shares */
+	int retired;  /* replaced, still referenced: counted in snapshot_retired_*() */
 };
 
 /* A route the RTM_F_PREFIX dump returned; snapshot_finish() marks the matching record. */
@@ -162,6 +165,31 @@ int snapshot_diff(const struct snapshot *a, const struct snapshot *b, uint32_t *
 /* Any thread. Snapshots allocated and not yet freed (published, retired-but-referenced and
  * under construction). */
 long snapshot_live_count(void);
+
+/*
+ * Accounting of retired snapshots that readers still hold (issue 13 item 4).
+ *
+ * snapshot_bytes_estimate(): collector thread, on a finished snapshot. The resident bytes of
+ * its arrays and views (element counts times sizes, not capacities: pages of a capacity
+ * never written are not resident). When snapshots share segments, this must become the
+ * bytes the snapshot does not share with its successor.
+ *
+ * snapshot_retired_count()/snapshot_retired_bytes(): any thread. Snapshots replaced by a
+ * newer one (and past their grace period) that a reader still holds, and the sum of their
+ * bytes; both drop when the last reader releases one.
+ *
+ * snapshot_current_bytes(): any thread. Bytes of the current snapshot (0 before the first).
+ *
+ * snapshot_set_retire_hook(): main thread, before the collector starts. fn is called on the
+ * collector thread by snapshot_publish() each time a snapshot has been retired (after its
+ * grace period and the drop of the publication's reference), with the current generation.
+ * It must not block and must not call snapshot_publish().
+ */
+size_t snapshot_bytes_estimate(const struct snapshot *s);
+long snapshot_retired_count(void);
+size_t snapshot_retired_bytes(void);
+size_t snapshot_current_bytes(void);
+void snapshot_set_retire_hook(void (*fn)(uint64_t current_generation));
 
 /* CLOCK_MONOTONIC now in milliseconds. */
 int64_t snapshot_now_ms(void);

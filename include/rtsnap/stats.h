@@ -99,6 +99,8 @@ struct rtsnap_stats {
 	uint64_t http_shed;	       /* waiting connections closed to make room for new ones */
 	uint64_t http_header_timeouts; /* 408: no complete request head within --header-timeout */
 	uint64_t http_busy;	       /* 503: every libmicrohttpd connection in use */
+	uint64_t http_dropped_pinned;  /* responses closed: replaced snapshots pinned beyond
+					  --max-pinned-bytes (http_pin.c) */
 	/* process */
 	int64_t start_time_real_s;
 };

@@ -1,0 +1,160 @@
+#!/bin/bash
+# Slow readers under churn cannot pin old snapshots without bound (issue 13, item 4).
+#
+# 100 000 routes, one route changing every 0.2-1 s, and 100 slow readers (curl at 1 kB/s on
+# /ipv6_route and /routes, started one every 0.2 s, each re-asking when cut off) for a bounded
+# time. Each reader holds the snapshot that was current when it asked; without a bound the
+# daemon keeps one snapshot per reader alive. With the default bound (--max-pinned-bytes 2x)
+# the replaced snapshots readers may keep alive are at most twice the current snapshot, so:
+#
+#   VmRSS <= RSS before the readers + (2 pinned + 1 being built + 1 slack) x snapshot + 64 MB
+#
+# where "snapshot" is rtsnap_snapshot_bytes and 64 MB covers libmicrohttpd's per-connection
+# buffers, the readers' /routes bodies and allocator slack. Asserted: that bound (sampled every
+# second), drops counted in /metrics, a normal client gets complete, correct /ipv6_route
+# (equal to the kernel's file, refcnt masked) while the slow readers run, and RSS comes back
+# down after they leave. RSS figures are TAP diagnostics; no wall-clock assertion.
+#
+# Environment: PIN_ROUTES (100000), PIN_READERS (100), PIN_SECONDS (40, time the readers
+# run), PIN_ARGS (extra rtsnapd arguments, e.g. "--max-pinned-bytes 0" to see the unbounded
+# behaviour; the RSS bound is then not expected to hold).
+. "$(dirname "$0")/../lib/common.sh"
+require_root
+require_cmd ip curl awk
+require_rtsnapd
+
+N=${PIN_ROUTES:-100000}
+READERS=${PIN_READERS:-100}
+HOLD=${PIN_SECONDS:-40}
+ARGS=${PIN_ARGS:-}
+
+ns_new NS
+ns_exec "$NS" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+veth_pair "$NS" v0 "$NS" v1
+ip -n "$NS" addr add 2001:db8:1::1/64 dev v0 nodad
+awk -v n="$N" 'BEGIN {
+	for (i = 0; i < n; i++)
+		printf "route add 2001:%x:%x::/48 %s table 100\n", 3514 + int(i / 65536), i % 65536, (i % 3) ? "via 2001:db8:1::2" : "dev v1"
+}' | ip -6 -n "$NS" -batch - || tap_bail "route load failed"
+
+# shellcheck disable=SC2086
+daemon_start "$NS" --interval 0 --debounce-ms 10 $ARGS || tap_bail "daemon did not start"
+DPID=${_daemon_pid[$NS]}
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"; }
+metric() { # NAME[{labels}]: its value in /metrics
+	http_get "$NS" /metrics | awk -v m="$1" '$1 == m { print $2 }'
+}
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+# a few publications first, so the allocator has reached its steady state
+for i in 1 2 3; do
+	ip -6 -n "$NS" route replace 2001:db8:ee::/64 via 2001:db8:1::$((2 + i))
+	sleep 0.5
+done
+sleep 1
+# the kernel's file costs tens of seconds of kernel CPU at this size: read it once now (only
+# the churned route's line changes later) and once at the end
+EE=$(ip6hex 2001:db8:ee::)
+kernel_proc "$NS" | proc_masked | grep -v "^$EE" >"$RTSNAP_TMP/want"
+snap=$(metric rtsnap_snapshot_bytes)
+rss0=$(rss_kb)
+tap_ok "$([ "${snap:-0}" -gt $((N * 100)) ]; echo $?)" "rtsnap_snapshot_bytes is reported ($snap bytes, $((snap / N)) per route)"
+limit=$(metric rtsnap_http_pinned_bytes_limit)
+bound_kb=$((rss0 + (4 * snap) / 1024 + 64 * 1024))
+tap_diag "before the readers: VmRSS $(mb "$rss0") MB, snapshot $(mb $((snap / 1024))) MB, pinned limit $(mb $((${limit:-0} / 1024))) MB, bound $(mb $bound_kb) MB"
+
+churn() { # one route changes every 0.2-1 s until the readers are done (bounded count)
+	local end=$((SECONDS + HOLD + 5)) k=0
+	while [ $SECONDS -lt $end ] && [ $k -lt 1000 ]; do
+		k=$((k + 1))
+		ip -6 -n "$NS" route replace 2001:db8:ee::/64 via 2001:db8:1::$((2 + k % 50)) 2>/dev/null
+		sleep "0.$((2 + RANDOM % 8))"
+	done
+}
+
+reader() { # I: ask, read at 1 kB/s, ask again when cut off, until the time is up
+	local i=$1 end=$((SECONDS + HOLD)) path=/ipv6_route left st n=0
+	[ $((i % 4)) = 3 ] && path=/routes
+	while left=$((end - SECONDS)) && [ $left -gt 0 ] && [ $n -lt 200 ]; do
+		n=$((n + 1))
+		ip netns exec "$NS" curl -sg --limit-rate 1k --max-time "$left" -o /dev/null "$RTSNAP_URL$path"
+		st=$?
+		echo "$st" >>"$RTSNAP_TMP/reader.$i"
+		[ $st = 28 ] && break # our own time limit: done
+		sleep 0.5
+	done
+}
+
+churn &
+CHURN=$!
+bg_register $CHURN
+launch() { # the readers, one every 0.2 s; returns when all are done (each is bounded)
+	local i
+	for i in $(seq "$READERS"); do
+		reader "$i" &
+		sleep 0.2
+	done
+	wait
+}
+launch &
+LAUNCH=$!
+bg_register $LAUNCH
+
+# while they run: sample RSS, and read /ipv6_route as a normal client would
+peak=0 over=0 samples=0 good=0 tries=0 ppeak=0 pover=0
+end=$((SECONDS + HOLD))
+while [ $SECONDS -lt $end ] && [ $samples -lt 600 ]; do
+	samples=$((samples + 1))
+	r=$(rss_kb)
+	[ "$r" -gt "$peak" ] && peak=$r
+	[ "$r" -gt "$bound_kb" ] && over=$((over + 1))
+	# what replaced snapshots readers hold: at most the limit, plus the one retired last
+	# while the responses dropped for it are still being closed
+	p=$(metric rtsnap_snapshots_pinned_bytes)
+	[ "${p:-0}" -gt "$ppeak" ] && ppeak=$p
+	[ "${p:-0}" -gt $((limit + snap)) ] && pover=$((pover + 1))
+	if [ $((samples % 5)) = 1 ] && [ $tries -lt 5 ]; then
+		tries=$((tries + 1))
+		# equal to the kernel's file but for the churned route, which appears once
+		http_get "$NS" /ipv6_route --max-time 30 | proc_masked >"$RTSNAP_TMP/got.raw"
+		grep -v "^$EE" "$RTSNAP_TMP/got.raw" >"$RTSNAP_TMP/got"
+		if cmp -s "$RTSNAP_TMP/want" "$RTSNAP_TMP/got" && [ "$(grep -c "^$EE" "$RTSNAP_TMP/got.raw")" = 1 ]; then
+			good=$((good + 1))
+		else
+			diff "$RTSNAP_TMP/want" "$RTSNAP_TMP/got" | head -5 | sed 's/^/# /'
+		fi
+	fi
+	sleep 1
+done
+pinned_mid=$(metric rtsnap_snapshots_pinned)
+pinned_bytes_mid=$(metric rtsnap_snapshots_pinned_bytes)
+tap_diag "with $READERS slow readers: VmRSS peak $(mb "$peak") MB over $samples samples ($over above the bound); replaced snapshots pinned now: $pinned_mid ($(mb $((${pinned_bytes_mid:-0} / 1024))) MB)"
+tap_is "$over" 0 "VmRSS stays within $(mb $bound_kb) MB (peak $(mb "$peak") MB)"
+tap_is "$good" "$tries" "a normal client gets complete /ipv6_route, equal to the kernel's file, during the flood ($good of $tries)"
+tap_cmd "the kernel's file has all $N routes" test "$(wc -l <"$RTSNAP_TMP/want")" -ge "$N"
+
+wait "$LAUNCH" 2>/dev/null
+kill "$CHURN" 2>/dev/null
+wait "$CHURN" 2>/dev/null
+dropped=$(metric 'rtsnap_http_responses_dropped_total{reason="pinned_bytes"}')
+# a reader at 1 kB/s may not reach the end of what its socket buffer already holds, so it
+# need not notice the cut (curl 18/56) before its own time limit (28)
+tap_diag "responses dropped by the bound: ${dropped:-none} (curl exit codes, count: $(sort "$RTSNAP_TMP"/reader.* | uniq -c | tr -s ' \n' ' '))"
+tap_ok "$([ "${dropped:-0}" -gt 0 ]; echo $?)" "dropped responses are counted in rtsnap_http_responses_dropped_total"
+tap_diag "replaced snapshots pinned: at most $(mb $((ppeak / 1024))) MB (limit $(mb $((limit / 1024))) MB)"
+tap_is "$pover" 0 "rtsnap_snapshots_pinned_bytes stays within the limit plus one snapshot"
+
+# after they leave: the pinned snapshots are freed and RSS comes down
+wait_until 20 sh -c "[ \"\$(ip netns exec $NS curl -sg --max-time 5 $RTSNAP_URL/metrics | awk '\$1 == \"rtsnap_snapshots_pinned\" { print \$2 }')\" = 0 ]"
+pinned=$(metric rtsnap_snapshots_pinned)
+tap_is "$pinned" 0 "no replaced snapshot is pinned after the readers left"
+sleep 2
+rss1=$(rss_kb)
+after_kb=$((rss0 + (2 * snap) / 1024 + 32 * 1024))
+tap_diag "after the readers left: VmRSS $(mb "$rss1") MB (before $(mb "$rss0") MB, peak $(mb "$peak") MB)"
+tap_ok "$([ "$rss1" -le "$after_kb" ]; echo $?)" "VmRSS comes back down to within $(mb $after_kb) MB ($(mb "$rss1") MB)"
+check_proc_http "$NS" /ipv6_route "/ipv6_route still equals the kernel's file"
+daemon_stop "$NS" >/dev/null
+tap_ok $? "clean exit"
+tap_done
