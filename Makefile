@@ -13,9 +13,11 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 
 DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libjansson-dev \
-		  liburcu-dev libcmocka-dev zlib1g-dev
-DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium
-PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib
+		  liburcu-dev libcmocka-dev zlib1g-dev libyaml-dev libgnutls28-dev libcrypt-dev \
+		  debhelper fakeroot
+DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium \
+		  openssl python3 lintian mandoc systemd util-linux
+PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib yaml-0.1 gnutls libcrypt
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
