@@ -6,6 +6,8 @@
 #ifndef RTSNAP_HTTP_H
 #define RTSNAP_HTTP_H
 
+struct webconfig;
+
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
 	unsigned int nlisten;
@@ -17,6 +19,8 @@ struct http_opts {
 	unsigned int header_timeout_s; /* time from accept to a complete first request head */
 	unsigned int unix_mode;	       /* mode of unix:/path sockets (e.g. 0660) */
 	unsigned int unix_gid;	       /* their group; (unsigned int)-1: the daemon's */
+	struct webconfig *web;	       /* --web-config-file (TLS, basic auth) or NULL; owned by
+					  http from http_start() on, freed on failure too */
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left
@@ -24,6 +28,17 @@ struct http_opts {
 int http_start(const struct http_opts *o) __attribute__((warn_unused_result));
 /* Main thread. Close listeners and stop workers; in-flight responses finish or are dropped. */
 void http_stop(void);
+
+/*
+ * Main thread, after http_start(). Serve new connections with web configuration wc (taken
+ * over; freed on failure too) on every listener; connections already open finish on the
+ * previous configuration. 0, or a negative errno with the previous configuration still in
+ * force.
+ */
+int http_reload(struct webconfig *wc) __attribute__((warn_unused_result));
+/* Main thread. Stop previous configurations whose connections are done; returns how many
+ * are still waiting (call again in about a second while it is not 0). */
+int http_reap(void);
 
 /* Parse a --listen value; 0 or -EINVAL. Exposed for tests. Fills a sockaddr in *ss. */
 struct sockaddr_storage;
