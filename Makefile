@@ -33,7 +33,7 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DRTSNAP_VERSION='"$(VERSION)"' \
-	     -Iinclude $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+	     -Iinclude $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS = $(PKG_LIBS) -lpthread
 
@@ -168,6 +168,24 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 	cmp -s packaging/default/rtsnapd $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd && \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd || true
+
+# make deb: build/deb/rtsnapd_$(VERSION)_<arch>.deb, built by dpkg-buildpackage (debhelper) from
+# a copy of the sources with packaging/debian as debian/. The changelog's version must be VERSION.
+DEB_DIR  := $(BUILD)/deb
+DEB_SRC  := $(DEB_DIR)/rtsnapd-$(VERSION)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE := $(DEB_DIR)/rtsnapd_$(VERSION)_$(DEB_ARCH).deb
+deb:
+	@v=$$(dpkg-parsechangelog -l packaging/debian/changelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+		{ echo "make deb: packaging/debian/changelog is at $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	cp -a Makefile README.md src include man packaging web tools $(DEB_SRC)/
+	cp -a packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD \
+		dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; exit 1; }
+	@ls $(DEB_FILE)
 
 clean:
 	rm -rf build
