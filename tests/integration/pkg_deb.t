@@ -115,10 +115,16 @@ tap_ok "$(out "${steps[9]}" | grep -q 'no packages found matching rtsnapd' &&
 	[ "$(out "${steps[9]}" | grep -c 'No such file')" = 2 ]; echo $?)" \
 	"dpkg --purge: the package, its conffile and the enablement link are gone"
 # what the overlay's upper layer holds after the purge, apart from dpkg's own records
-after=$(ls "$T"/upper.dpkg__purge* 2>/dev/null | head -1)
+after=$(ls "$T"/upper.dpkg*purge* 2>/dev/null | head -1)
+[ -s "$after" ] || tap_bail "no listing of the overlay after the purge"
 grep -vE '^\./var/(lib/dpkg|log|cache)(/|$)|^\.$|^\./var$|^\./var/lib$' "$after" >"$T/left"
 left=$(grep -i rtsnap "$T/left")
 tap_is "$left" "" "nothing named rtsnap is left anywhere after the purge"
 tap_diag "upper layer after purge, outside dpkg's records: $(tr '\n' ' ' <"$T/left")"
+new=""
+while read -r f; do
+	[ -e "/${f#./}" ] || [ -L "/${f#./}" ] || new+=" $f"
+done <"$T/left"
+tap_is "$new" "" "everything else the upper layer holds after the purge exists on the host (copied-up directories, nothing new)"
 tap_ok "$(! grep -q rtsnapd "$T/upper.0"; echo $?)" "(the overlay started without rtsnapd files)"
 tap_done
