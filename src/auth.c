@@ -6,19 +6,23 @@
  * bcrypt computation in progress.
  */
 #include <crypt.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 
 #include "rtsnap/auth.h"
 
+#define AUTH_WAIT_MS 250 /* longest a worker waits for another thread's bcrypt */
+
 static pthread_mutex_t s_bcrypt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t s_key_once = PTHREAD_ONCE_INIT;
 static unsigned char s_key[32];
-static unsigned long long s_runs, s_hits; /* atomic */
+static unsigned long long s_runs, s_hits, s_busy; /* atomic */
 
 static void key_init(void)
 {
@@ -87,7 +91,22 @@ int auth_check(struct webconfig *wc, const char *user, const char *password)
 	cd = calloc(1, sizeof(*cd)); /* 32 KiB: not on a worker's stack */
 	if (!cd)
 		return 0;
-	pthread_mutex_lock(&s_bcrypt_lock);
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += AUTH_WAIT_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_mutex_timedlock(&s_bcrypt_lock, &until)) {
+			__atomic_add_fetch(&s_busy, 1, __ATOMIC_RELAXED);
+			free(cd);
+			explicit_bzero(dg, sizeof(dg));
+			return -EBUSY;
+		}
+	}
 	res = crypt_rn(password, u ? u->hash : wc->dummy_salt, cd, (int)sizeof(*cd));
 	__atomic_add_fetch(&s_runs, 1, __ATOMIC_RELAXED);
 	if (res && u && res[0] != '*')
@@ -109,6 +128,11 @@ int auth_check(struct webconfig *wc, const char *user, const char *password)
 unsigned long long auth_bcrypt_runs(void)
 {
 	return __atomic_load_n(&s_runs, __ATOMIC_RELAXED);
+}
+
+unsigned long long auth_busy(void)
+{
+	return __atomic_load_n(&s_busy, __ATOMIC_RELAXED);
 }
 
 unsigned long long auth_cache_hits(void)

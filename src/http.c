@@ -670,7 +670,8 @@ static const char *client_cert_refusal(const struct webconfig *wc, struct MHD_Co
 	return NULL;
 }
 
-/* Basic auth: 1 if the configuration has no users or the request names one of them. */
+/* Basic auth: 1 if the configuration has no users or the request names one of them, 0 if
+ * not, -EBUSY if the check has to wait for another one (see auth.h). */
 static int basic_auth_ok(struct webconfig *wc, struct MHD_Connection *conn)
 {
 	char *pass = NULL, *user;
@@ -679,7 +680,7 @@ static int basic_auth_ok(struct webconfig *wc, struct MHD_Connection *conn)
 	if (!wc->nusers)
 		return 1;
 	user = MHD_basic_auth_get_username_password(conn, &pass);
-	ok = user && pass && auth_check(wc, user, pass);
+	ok = user && pass ? auth_check(wc, user, pass) : 0;
 	if (pass) {
 		explicit_bzero(pass, strlen(pass));
 		MHD_free(pass);
@@ -739,8 +740,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 			if (why)
 				return http_send_error(&rq, 403, "%s", why);
-			if (!basic_auth_ok(gen->wc, conn))
+			switch (basic_auth_ok(gen->wc, conn)) {
+			case 1:
+				break;
+			case 0:
 				return send_401(&rq);
+			default:
+				rq.headers = (const char *const[]){ "Retry-After", "1", NULL };
+				return http_send_error(&rq, 503, "password checks are busy: retry");
+			}
 		}
 		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 			return send_405(&rq);
