@@ -210,7 +210,26 @@ tap_ok "$(kill -0 "$TLS_PID"; echo $?)" "... and the daemon still runs"
 
 # ---- SIGHUP: certificate rotation and a new password
 sed -e 's/srv\.crt/srv2.crt/; s/srv\.key/srv2.key/' -e "s|'$HASH'|'$HASH2'|" "$T/web.good" >"$T/web.yml"
-kill -HUP "$TLS_PID"
+# a kept-alive connection opened before the reload: one request before, SIGHUP, one after
+cat >"$T/keepalive.py" <<'PY'
+import base64, http.client, os, signal, ssl, sys, time
+pid, log, ca = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.create_default_context(cafile=ca)
+c = http.client.HTTPSConnection("::1", 9816, context=ctx, timeout=5)
+auth = {"Authorization": "Basic " + base64.b64encode(b"alice:correct horse").decode()}
+c.request("GET", "/healthz", headers=auth)
+r = c.getresponse(); r.read(); first = r.status
+os.kill(pid, signal.SIGHUP)
+for _ in range(50):
+    if open(log).read().count("in force for new connections"):
+        break
+    time.sleep(0.1)
+c.request("GET", "/healthz", headers=auth)
+r = c.getresponse(); r.read()
+print(first, r.status)
+PY
+tap_is "$(ip netns exec "$NS" python3 "$T/keepalive.py" "$TLS_PID" "$TLS_LOG" "$T/ca.crt" 2>&1)" "200 200" \
+	"a connection opened before SIGHUP keeps its settings: the old password still works on it"
 rotated() { [ "$(serial)" = "$(openssl x509 -noout -serial -in "$T/srv2.crt")" ]; }
 wait_until 5 rotated
 tap_ok "$(rotated; echo $?)" "after SIGHUP new connections get the rotated certificate srv2.crt"
