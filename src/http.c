@@ -501,6 +501,19 @@ static enum MHD_Result ep_status(struct http_req *rq)
 	json_object_set_new(o, "dumps_redone",
 			    json_integer((json_int_t)stats_get(g_stats.dump_intr_redone)));
 	json_object_set_new(o, "collector", status_collector(rq->now_ms));
+	if (rq->web) {
+		const struct webconfig *wc = rq->web;
+
+		json_object_set_new(
+		    o, "web_config",
+		    json_pack("{s:s,s:b,s:s,s:I,s:I,s:I,s:I}", "path", wc->path, "tls", wc->tls,
+			      "client_auth_type",
+			      wc->tls ? webconfig_client_auth_name(wc->client_auth) : "none",
+			      "basic_auth_users", (json_int_t)wc->nusers, "bcrypt_checks",
+			      (json_int_t)auth_bcrypt_runs(), "cached_checks",
+			      (json_int_t)auth_cache_hits(), "busy_checks",
+			      (json_int_t)auth_busy()));
+	}
 	json_object_set_new(o, "last_error",
 			    stats_get(g_stats.last_error)
 				? json_string(strerror(-stats_get(g_stats.last_error)))
@@ -718,6 +731,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	enum MHD_Result res;
 
 	(void)version;
+	rq.web = gen->wc;
 	if (gen->wc)
 		rq.site_headers = (const char *const *)gen->wc->headers;
 	(void)upload;

@@ -13,6 +13,8 @@
 #include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 
+struct webconfig;
+
 #define HTTP_MAX_ARGS 16
 
 struct http_arg {
@@ -33,6 +35,7 @@ struct http_req {
 				       NULL (e.g. Content-Encoding, Vary); static or request-lived */
 	const char *const *site_headers; /* http_server_config.headers of the web
 					    configuration: name, value, ..., NULL */
+	const struct webconfig *web;	 /* the connection's web configuration, or NULL */
 };
 
 /*

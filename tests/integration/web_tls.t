@@ -170,6 +170,12 @@ proc_masked "$T/body" >"$T/got"
 tap_diff "$T/kernel" "$T/got" "the body over TLS equals the kernel's ipv6_route"
 tap_ok "$(grep -qi '^Strict-Transport-Security: max-age=31536000' "$T/hdr"; echo $?)" \
 	"http_server_config.headers are sent"
+st() { c --cacert "$T/ca.crt" -u 'alice:correct horse' "$URL/status" >/dev/null; jq -r "$1" "$T/body"; }
+runs0=$(st .web_config.bcrypt_checks)
+for i in 1 2 3 4 5; do c --cacert "$T/ca.crt" -u 'alice:correct horse' "$URL/healthz" >/dev/null; done
+tap_is "$(st .web_config.bcrypt_checks)" "$runs0" \
+	"/status: six more requests with the same password ran no bcrypt (cached: $(st .web_config.cached_checks))"
+tap_is "$(st '[.web_config.tls, .web_config.basic_auth_users] | @tsv')" "$(printf 'true\t1')" "/status shows the web configuration in force"
 tap_is "$(c --cacert "$T/ca.crt" -u 'alice:wrong' "$URL/routes")" 401 "wrong password: 401"
 tap_ok "$(grep -qi '^WWW-Authenticate: Basic realm="rtsnapd"' "$T/hdr"; echo $?)" "401 carries WWW-Authenticate: Basic"
 tap_is "$(jq -r .error "$T/body")" "authentication required" "401 body is a JSON error"
