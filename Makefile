@@ -13,9 +13,11 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 
 DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libjansson-dev \
-		  liburcu-dev libcmocka-dev zlib1g-dev
-DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium
-PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib
+		  liburcu-dev libcmocka-dev zlib1g-dev libyaml-dev libgnutls28-dev libcrypt-dev \
+		  debhelper fakeroot
+DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium \
+		  openssl python3 lintian mandoc systemd util-linux libseccomp-dev
+PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib yaml-0.1 gnutls libcrypt
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
@@ -31,7 +33,7 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DRTSNAP_VERSION='"$(VERSION)"' \
-	     -Iinclude $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+	     -Iinclude $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 LIBS = $(PKG_LIBS) -lpthread
 
@@ -46,8 +48,11 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 
-.PHONY: all deps run check unit integration asan tsan bench fuzz format format-check install clean
-all: $(BUILD)/rtsnapd $(UNIT_BINS) $(TOOL_BINS)
+.PHONY: all deps run check unit integration asan tsan bench fuzz format format-check install uninstall \
+	deb clean
+# The seccomp half of the systemd unit's sandbox, for pkg_sandbox.t (needs libseccomp-dev).
+SANDBOX_BIN := $(if $(shell pkg-config --exists libseccomp 2>/dev/null && echo y),$(BUILD)/tests/sandbox_exec)
+all: $(BUILD)/rtsnapd $(UNIT_BINS) $(TOOL_BINS) $(SANDBOX_BIN)
 
 $(BUILD)/rtsnapd: $(OBJS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
@@ -67,6 +72,10 @@ $(BUILD)/obj/web_assets.o: $(BUILD)/gen/web_assets.c
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
+
+$(BUILD)/tests/sandbox_exec: tests/unit/sandbox_exec.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(shell pkg-config --libs libseccomp)
 
 $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -125,9 +134,58 @@ format:
 format-check:
 	clang-format --dry-run --Werror src/*.c include/rtsnap/*.h
 
-install: all
-	install -D -m 0755 $(BUILD)/rtsnapd $(DESTDIR)$(PREFIX)/sbin/rtsnapd
-	install -D -m 0644 man/rtsnapd.8 $(DESTDIR)$(PREFIX)/share/man/man8/rtsnapd.8
+# make install [PREFIX=/usr/local] [DESTDIR=]: the daemon, its man page, the systemd unit
+# (ExecStart pointing at SBINDIR), /etc/default/rtsnapd (kept if it exists: an operator's),
+# the example web configuration, the Prometheus alert rules and the Grafana dashboard.
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/rtsnapd
+DATADIR    ?= $(PREFIX)/share/rtsnapd
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+INSTALL    ?= install
+
+install: $(BUILD)/rtsnapd
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR)/grafana
+	$(INSTALL) -m 0755 $(BUILD)/rtsnapd $(DESTDIR)$(SBINDIR)/rtsnapd
+	$(INSTALL) -m 0644 man/rtsnapd.8 $(DESTDIR)$(MANDIR)/man8/rtsnapd.8
+	sed -e 's|/usr/sbin/rtsnapd|$(SBINDIR)/rtsnapd|' -e 's|/etc/default/|$(SYSCONFDIR)/default/|' \
+		packaging/systemd/rtsnapd.service >$(DESTDIR)$(UNITDIR)/rtsnapd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rtsnapd.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd ] || \
+		$(INSTALL) -m 0644 packaging/default/rtsnapd $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd
+	$(INSTALL) -m 0644 packaging/examples/web-config.yml $(DESTDIR)$(DOCDIR)/examples/
+	$(INSTALL) -m 0644 $(wildcard packaging/prometheus/*.rules.yml) $(DESTDIR)$(DATADIR)/prometheus/
+	$(INSTALL) -m 0644 $(wildcard packaging/grafana/*.json) $(DESTDIR)$(DATADIR)/grafana/
+
+# Removes what install put there, except an /etc/default/rtsnapd that was changed.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/rtsnapd $(DESTDIR)$(MANDIR)/man8/rtsnapd.8 \
+		$(DESTDIR)$(UNITDIR)/rtsnapd.service $(DESTDIR)$(DOCDIR)/examples/web-config.yml
+	rm -rf $(DESTDIR)$(DATADIR)
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	cmp -s packaging/default/rtsnapd $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd && \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/default/rtsnapd || true
+
+# make deb: build/deb/rtsnapd_$(VERSION)_<arch>.deb, built by dpkg-buildpackage (debhelper) from
+# a copy of the sources with packaging/debian as debian/. The changelog's version must be VERSION.
+DEB_DIR  := $(BUILD)/deb
+DEB_SRC  := $(DEB_DIR)/rtsnapd-$(VERSION)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE := $(DEB_DIR)/rtsnapd_$(VERSION)_$(DEB_ARCH).deb
+deb:
+	@v=$$(dpkg-parsechangelog -l packaging/debian/changelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+		{ echo "make deb: packaging/debian/changelog is at $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	cp -a Makefile README.md src include man packaging web tools $(DEB_SRC)/
+	cp -a packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD \
+		dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; exit 1; }
+	@ls $(DEB_FILE)
 
 clean:
 	rm -rf build

@@ -7,6 +7,15 @@
  * takes a snapshot reference (snapshot_acquire) before anything else; a response that points
  * into the snapshot keeps that reference and drops it in its free callback, so a snapshot is
  * never freed under a response that is still being sent.
+ *
+ * Web configuration (--web-config-file, webconfig.h): a "generation" is the set of daemons,
+ * one per listener, started with one configuration (TLS credentials are daemon options in
+ * libmicrohttpd). SIGHUP's http_reload() starts a new generation next to the current one,
+ * switches the gates to it, and retires the old one: it is stopped by http_reap() once its
+ * connections are done (or after twice the idle timeout), so a certificate rotation drops no
+ * scrape in flight. Requests see their own generation's configuration (the daemon's cls), so
+ * a configuration is freed only with the last daemon that uses it. The main thread alone
+ * starts, switches and stops generations.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,7 +31,9 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <gnutls/gnutls.h>
 
+#include "rtsnap/auth.h"
 #include "rtsnap/collector.h"
 #include "rtsnap/http.h"
 #include "rtsnap/http_internal.h"
@@ -30,14 +41,31 @@
 #include "rtsnap/log.h"
 #include "rtsnap/names.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/webconfig.h"
 
 #define MAX_LISTEN 8
 
-static struct MHD_Daemon *s_daemons[MAX_LISTEN];
+struct http_gen;
+struct gen_listener { /* cls of a daemon's connection notifications */
+	struct http_gen *gen;
+	unsigned int i; /* listener index */
+};
+
+struct http_gen {
+	struct webconfig *wc; /* owned; NULL: no --web-config-file */
+	struct MHD_Daemon *mhd[MAX_LISTEN];
+	struct gen_listener gl[MAX_LISTEN];
+	unsigned int conns; /* atomic: open connections of all its daemons */
+	int64_t retired_ms; /* CLOCK_MONOTONIC ms when it stopped being current */
+	struct http_gen *next;
+};
+
+static struct http_gen *s_cur, *s_retired;
+static unsigned int s_nlisten, s_threads, s_limit, s_timeout_s;
+static const char *const *s_listen;
 static struct http_gate *s_gates[MAX_LISTEN];
 static char s_unix_paths[MAX_LISTEN][108];
 static struct stat s_unix_st[MAX_LISTEN]; /* the socket file we created, removed only if still it */
-static unsigned int s_ndaemons;
 
 /* Status codes counted one by one; anything else is counted as "other" (the last column). */
 static const unsigned int s_codes[HTTP_CODE__MAX - 1] = { 200, 304, 400, 404, 405, 408,
@@ -65,6 +93,8 @@ static void add_common_headers(struct MHD_Response *r, const struct http_req *rq
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	for (const char *const *h = rq->headers; h && h[0] && h[1]; h += 2)
+		MHD_add_response_header(r, h[0], h[1]);
+	for (const char *const *h = rq->site_headers; h && h[0] && h[1]; h += 2)
 		MHD_add_response_header(r, h[0], h[1]);
 	if (rq->snap) {
 		snprintf(etag, sizeof(etag), "\"%llu\"", (unsigned long long)rq->snap->generation);
@@ -474,6 +504,19 @@ static enum MHD_Result ep_status(struct http_req *rq)
 	json_object_set_new(o, "dumps_redone",
 			    json_integer((json_int_t)stats_get(g_stats.dump_intr_redone)));
 	json_object_set_new(o, "collector", status_collector(rq->now_ms));
+	if (rq->web) {
+		const struct webconfig *wc = rq->web;
+
+		json_object_set_new(
+		    o, "web_config",
+		    json_pack("{s:s,s:b,s:s,s:I,s:I,s:I,s:I}", "path", wc->path, "tls", wc->tls,
+			      "client_auth_type",
+			      wc->tls ? webconfig_client_auth_name(wc->client_auth) : "none",
+			      "basic_auth_users", (json_int_t)wc->nusers, "bcrypt_checks",
+			      (json_int_t)auth_bcrypt_runs(), "cached_checks",
+			      (json_int_t)auth_cache_hits(), "busy_checks",
+			      (json_int_t)auth_busy()));
+	}
 	json_object_set_new(o, "last_error",
 			    stats_get(g_stats.last_error)
 				? json_string(strerror(-stats_get(g_stats.last_error)))
@@ -611,17 +654,89 @@ static enum MHD_Result send_405(struct http_req *rq)
 	return queue(rq, 405, r);
 }
 
+/*
+ * The client certificate, when client_auth_type asks for one: 0 if the request may go on,
+ * else the reason to refuse it. libmicrohttpd requests a certificate when it has a CA (and
+ * GnuTLS verifies nothing on the server side by itself): the verdict is taken here, per
+ * request, against the CA of the configuration the connection's daemon was started with.
+ */
+static const char *client_cert_refusal(const struct webconfig *wc, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t ses;
+	unsigned int ncerts = 0, status = 0;
+	int have, verify;
+
+	if (!wc->tls || wc->client_auth == WC_NO_CLIENT_CERT ||
+	    wc->client_auth == WC_REQUEST_CLIENT_CERT)
+		return NULL;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		return "no TLS session";
+	ses = (gnutls_session_t)ci->tls_session;
+	have = gnutls_certificate_get_peers(ses, &ncerts) != NULL && ncerts > 0;
+	if (!have)
+		return wc->client_auth == WC_VERIFY_CLIENT_CERT_IF_GIVEN
+			   ? NULL
+			   : "a client certificate is required";
+	verify = wc->client_auth == WC_VERIFY_CLIENT_CERT_IF_GIVEN ||
+		 wc->client_auth == WC_REQUIRE_AND_VERIFY_CLIENT_CERT;
+	if (verify && (gnutls_certificate_verify_peers2(ses, &status) < 0 || status))
+		return "the client certificate is not signed by the client CA (or not valid now)";
+	return NULL;
+}
+
+/* Basic auth: 1 if the configuration has no users or the request names one of them, 0 if
+ * not, -EBUSY if the check has to wait for another one (see auth.h). */
+static int basic_auth_ok(struct webconfig *wc, struct MHD_Connection *conn)
+{
+	char *pass = NULL, *user;
+	int ok;
+
+	if (!wc->nusers)
+		return 1;
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	ok = user && pass ? auth_check(wc, user, pass) : 0;
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+static enum MHD_Result send_401(struct http_req *rq)
+{
+	static const char msg[] = "{\"error\":\"authentication required\"}\n";
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_basic_auth_fail_response(rq->conn, "rtsnapd", r);
+	MHD_destroy_response(r);
+	count_request(rq->ep, 401);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_cls)
 {
+	struct http_gen *gen = cls;
 	struct http_req rq = { .conn = conn, .path = url, .ep = HTTP_EP__MAX - 1 };
 	uintptr_t flags = (uintptr_t)*req_cls;
 	const struct endpoint *e = NULL;
 	enum MHD_Result res;
 
-	(void)cls;
 	(void)version;
+	rq.web = gen->wc;
+	if (gen->wc)
+		rq.site_headers = (const char *const *)gen->wc->headers;
 	(void)upload;
 	for (size_t i = 0; i < NENDPOINTS; i++) {
 		if (strcmp(url, s_endpoints[i].path) == 0 ||
@@ -637,6 +752,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		 * a GET is answered on the next call, once a body it may carry has been skipped.
 		 */
 		*req_cls = (void *)(flags | RQF_SEEN);
+		if (gen->wc) { /* who may ask comes before what is asked */
+			const char *why = client_cert_refusal(gen->wc, conn);
+
+			if (why)
+				return http_send_error(&rq, 403, "%s", why);
+			switch (basic_auth_ok(gen->wc, conn)) {
+			case 1:
+				break;
+			case 0:
+				return send_401(&rq);
+			default:
+				rq.headers = (const char *const[]){ "Retry-After", "1", NULL };
+				return http_send_error(&rq, 503, "password checks are busy: retry");
+			}
+		}
 		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 			return send_405(&rq);
 		if (flags & RQF_CTL)
@@ -826,32 +956,134 @@ static int open_listener(const struct http_opts *o, const char *spec, char *unix
 	return fd;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void gen_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		       enum MHD_ConnectionNotificationCode toe)
+{
+	struct gen_listener *gl = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&gl->gen->conns, 1, __ATOMIC_RELAXED);
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+		__atomic_sub_fetch(&gl->gen->conns, 1, __ATOMIC_RELAXED);
+	http_gate_notify(s_gates[gl->i], conn, socket_context, toe);
+}
+
+/* Stop a generation's daemons (their connections are closed) and free it. Accepts NULL. */
+static void gen_free(struct http_gen *gen)
+{
+	if (!gen)
+		return;
+	for (unsigned int i = 0; i < MAX_LISTEN; i++)
+		if (gen->mhd[i])
+			MHD_stop_daemon(gen->mhd[i]);
+	webconfig_free(gen->wc);
+	free(gen);
+}
+
+/* Start one daemon per listener with wc (taken over, freed on failure too). */
+static int gen_new(struct webconfig *wc, struct http_gen **out)
+{
+	struct http_gen *gen = calloc(1, sizeof(*gen));
+	int tls = wc && wc->tls;
+
+	if (!gen) {
+		webconfig_free(wc);
+		return -ENOMEM;
+	}
+	gen->wc = wc;
+	if (tls && !MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+		log_err("this libmicrohttpd was built without TLS");
+		gen_free(gen);
+		return -ENOTSUP;
+	}
+	for (unsigned int i = 0; i < s_nlisten; i++) {
+		struct MHD_OptionItem tlsopts[] = {
+			{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
+			  tls ? wc->cert_pem : NULL },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? wc->key_pem : NULL },
+			{ MHD_OPTION_HTTPS_PRIORITIES, 0, tls ? wc->priorities : NULL },
+			{ tls && wc->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+			  tls ? wc->ca_pem : NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		gen->gl[i].gen = gen;
+		gen->gl[i].i = i;
+		/* connections come from the gate (MHD_add_connection), never from a listen socket */
+		gen->mhd[i] = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
+			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | (tls ? MHD_USE_TLS : 0),
+		    0, NULL, NULL, on_request, gen, MHD_OPTION_THREAD_POOL_SIZE, s_threads,
+		    MHD_OPTION_CONNECTION_LIMIT, s_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		    s_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+		    gen_notify, &gen->gl[i], MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
+		if (!gen->mhd[i]) {
+			log_err("cannot start the HTTP%s server on %s", tls ? "S" : "",
+				s_listen[i]);
+			gen_free(gen);
+			return -EIO;
+		}
+	}
+	*out = gen;
+	return 0;
+}
+
+static void describe(const struct webconfig *wc)
+{
+	if (!wc)
+		return;
+	log_info("web configuration %s: %s%s%s, %u basic auth user%s", wc->path,
+		 wc->tls ? "TLS (" : "plain HTTP", wc->tls ? wc->priorities : "",
+		 !wc->tls				? ""
+		 : wc->client_auth == WC_NO_CLIENT_CERT ? ")"
+							: ", client certificates: ",
+		 wc->nusers, wc->nusers == 1 ? "" : "s");
+	if (wc->tls && wc->client_auth != WC_NO_CLIENT_CERT)
+		log_info("client_auth_type %s", webconfig_client_auth_name(wc->client_auth));
+}
+
 int http_start(const struct http_opts *o)
 {
 	unsigned int threads = o->threads;
+	struct http_gen *gen = NULL;
+	int ret;
 
 	if (!threads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 		threads = n > 0 ? (unsigned int)n : 1;
 	}
-	if (o->nlisten > MAX_LISTEN)
+	if (o->nlisten > MAX_LISTEN) {
+		webconfig_free(o->web);
 		return -E2BIG;
+	}
 	http_pin_set_limit(o->max_pinned_bytes, o->max_pinned_factor);
 	snapshot_set_retire_hook(http_pin_retired);
+	s_threads = threads;
+	s_limit = o->conn_limit ? o->conn_limit : 1024;
+	s_timeout_s = o->timeout_s ? o->timeout_s : 30;
+	s_listen = o->listen;
 	for (unsigned int i = 0; i < o->nlisten; i++) {
-		unsigned int limit = o->conn_limit ? o->conn_limit : 1024;
 		struct http_gate_opts go = { .max_pending = o->max_pending ? o->max_pending : 1024,
 					     .header_timeout_s =
 						 o->header_timeout_s ? o->header_timeout_s : 10,
-					     .conn_limit = limit };
+					     .conn_limit = s_limit };
 		int fd = open_listener(o, o->listen[i], s_unix_paths[i], &s_unix_st[i]);
-		struct MHD_Daemon *d;
 		struct http_gate *g;
-		int ret;
 
 		if (fd < 0) {
 			log_err("cannot listen on %s: %s", o->listen[i], strerror(-fd));
+			webconfig_free(o->web);
 			http_stop();
 			return fd;
 		}
@@ -860,52 +1092,102 @@ int http_start(const struct http_opts *o)
 			close(fd);
 			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
 				strerror(-ret));
+			webconfig_free(o->web);
 			http_stop();
 			return ret;
 		}
 		s_gates[i] = g;
-		/* connections come from the gate (MHD_add_connection), never from a listen socket */
-		d = MHD_start_daemon(
-		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
-			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
-		    0, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE, threads,
-		    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
-		    o->timeout_s ? o->timeout_s : 30, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-		    http_gate_notify, g, MHD_OPTION_END);
-		if (!d) {
-			log_err("cannot start the HTTP server on %s", o->listen[i]);
-			http_stop();
-			return -EIO;
-		}
-		s_daemons[i] = d;
-		s_ndaemons = i + 1;
-		ret = http_gate_start(g, d);
+		s_nlisten = i + 1;
+	}
+	ret = gen_new(o->web, &gen);
+	if (ret) {
+		http_stop();
+		return ret;
+	}
+	s_cur = gen;
+	for (unsigned int i = 0; i < o->nlisten; i++) {
+		ret = http_gate_start(s_gates[i], gen->mhd[i], gen->wc && gen->wc->tls);
 		if (ret) {
 			log_err("cannot start the HTTP server on %s: %s", o->listen[i],
 				strerror(-ret));
 			http_stop();
 			return ret;
 		}
-		log_info("listening on %s (%u threads, %u connections, %u waiting for a request "
+		log_info("listening on %s%s (%u threads, %u connections, %u waiting for a request "
 			 "head at most %u s)",
-			 o->listen[i], threads, limit, go.max_pending, go.header_timeout_s);
+			 o->listen[i], gen->wc && gen->wc->tls ? " with TLS" : "", threads, s_limit,
+			 o->max_pending, o->header_timeout_s);
 	}
+	describe(gen->wc);
 	return 0;
+}
+
+int http_reload(struct webconfig *wc)
+{
+	struct http_gen *gen = NULL, *old = s_cur;
+	int ret;
+
+	if (!old) {
+		webconfig_free(wc);
+		return -ENOTCONN;
+	}
+	ret = gen_new(wc, &gen);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < s_nlisten; i++)
+		http_gate_switch(s_gates[i], gen->mhd[i], gen->wc && gen->wc->tls);
+	s_cur = gen;
+	old->retired_ms = mono_ms();
+	old->next = s_retired;
+	s_retired = old;
+	describe(gen->wc);
+	return 0;
+}
+
+int http_reap(void)
+{
+	int64_t now = mono_ms();
+	struct http_gen **pp = &s_retired;
+	int left = 0;
+
+	while (*pp) {
+		struct http_gen *gen = *pp;
+		int64_t age = now - gen->retired_ms;
+		unsigned int conns = __atomic_load_n(&gen->conns, __ATOMIC_RELAXED);
+
+		/* a connection handed over just before the switch is counted within ms */
+		if ((conns == 0 && age >= 1000) || age >= (int64_t)s_timeout_s * 2000) {
+			*pp = gen->next;
+			if (conns)
+				log_info("closing %u connections still open on the previous web "
+					 "configuration",
+					 conns);
+			gen_free(gen);
+			continue;
+		}
+		left++;
+		pp = &gen->next;
+	}
+	return left;
 }
 
 void http_stop(void)
 {
-	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
+	for (unsigned int i = 0; i < MAX_LISTEN; i++)
 		http_gate_stop(s_gates[i]); /* nothing new reaches libmicrohttpd */
-		if (s_daemons[i])
-			MHD_stop_daemon(s_daemons[i]);
-		s_daemons[i] = NULL;
+	gen_free(s_cur);
+	s_cur = NULL;
+	while (s_retired) {
+		struct http_gen *gen = s_retired;
+
+		s_retired = gen->next;
+		gen_free(gen);
+	}
+	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
 		http_gate_free(s_gates[i]); /* the listen socket and waiting connections */
 		s_gates[i] = NULL;
 	}
-	s_ndaemons = 0;
+	s_nlisten = 0;
 	for (unsigned int i = 0; i < MAX_LISTEN; i++) {
 		struct stat st;
 

@@ -20,6 +20,20 @@
  * Only the first request of a connection passes through here: later requests on a kept-alive
  * connection are libmicrohttpd's alone (its idle timeout applies; its own errors are HTML).
  *
+ * TLS listeners (--web-config-file with a certificate): the bytes are encrypted, so the gate
+ * does not parse a request head. It waits (--header-timeout, as above) for the first byte of
+ * the client's first TLS record: a handshake record (0x16) is handed to libmicrohttpd, which
+ * runs the handshake itself; a request in plain text gets a plain-text 400 saying the port
+ * speaks TLS (what Go's servers do, so a misconfigured scraper says why it fails); anything
+ * else is closed. From the handover on, libmicrohttpd's timeout bounds the handshake and the
+ * head, and its connection limit is the only one (a 503 cannot be sent before the handshake:
+ * a busy TLS listener closes the connection instead).
+ *
+ * The target (libmicrohttpd daemon, TLS or not) can change at run time (SIGHUP re-reads the
+ * web configuration: http.c starts new daemons and switches the gates to them). The gate
+ * thread holds target_lock from its decision through MHD_add_connection, so once
+ * http_gate_switch() returns no connection reaches the previous daemon any more.
+ *
  * One thread per listener runs an epoll loop over the listen socket, the waiting connections
  * (edge-triggered: a peek leaves the bytes in place) and an eventfd that stops it. Waiting
  * connections are kept in accept order, which is also deadline order; answered ones (being
@@ -65,7 +79,9 @@ struct gate_conn {
 struct http_gate {
 	const char *name; /* the --listen value, for logs */
 	int lfd, efd, stopfd;
-	struct MHD_Daemon *mhd;
+	pthread_mutex_t target_lock;
+	struct MHD_Daemon *mhd; /* under target_lock */
+	int tls;		/* under target_lock */
 	unsigned int conn_limit, header_ms;
 	unsigned int mhd_conns; /* atomic: libmicrohttpd's open connections */
 	pthread_t thread;
@@ -348,8 +364,52 @@ static void head_check(const char *buf, size_t len, struct head *h)
 	}
 }
 
+/* Hand slot i to libmicrohttpd (target_lock held). */
+static void hand_over(struct http_gate *g, uint32_t i)
+{
+	struct gate_conn *c = &g->c[i];
+	int fd = c->fd;
+
+	epoll_ctl(g->efd, EPOLL_CTL_DEL, fd, NULL);
+	c->fd = -1; /* libmicrohttpd's now, closed by it even on failure */
+	conn_free(g, i);
+	if (MHD_add_connection(g->mhd, fd, (struct sockaddr *)&c->addr, c->alen) != MHD_YES)
+		stats_inc(g_stats.http_busy);
+}
+
+/* A TLS listener's slot i is readable: look at the first byte only (see the top). */
+static void on_readable_tls(struct http_gate *g, uint32_t i)
+{
+	unsigned char b;
+	ssize_t n = recv(g->c[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			conn_free(g, i);
+		return;
+	}
+	if (n == 0) {
+		conn_free(g, i);
+		return;
+	}
+	if (b == 0x16) { /* TLS handshake record */
+		if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
+			stats_inc(g_stats.http_busy);
+			conn_free(g, i);
+			return;
+		}
+		hand_over(g, i);
+		return;
+	}
+	if (b >= 'A' && b <= 'Z') {
+		answer(g, i, 400, "this port speaks TLS only: use https://", 0, NULL, 0);
+		return;
+	}
+	conn_free(g, i);
+}
+
 /* Slot i is readable (or hung up): peek at what has arrived and decide. */
-static void on_readable(struct http_gate *g, uint32_t i)
+static void on_readable_plain(struct http_gate *g, uint32_t i)
 {
 	struct gate_conn *c = &g->c[i];
 	struct head h;
@@ -393,15 +453,17 @@ static void on_readable(struct http_gate *g, uint32_t i)
 		answer(g, i, 503, "too many connections", h.head_only, h.path, h.path_len);
 		return;
 	}
-	epoll_ctl(g->efd, EPOLL_CTL_DEL, c->fd, NULL);
-	{
-		int fd = c->fd;
+	hand_over(g, i);
+}
 
-		c->fd = -1; /* libmicrohttpd's now, closed by it even on failure */
-		conn_free(g, i);
-		if (MHD_add_connection(g->mhd, fd, (struct sockaddr *)&c->addr, c->alen) != MHD_YES)
-			stats_inc(g_stats.http_busy);
-	}
+static void on_readable(struct http_gate *g, uint32_t i)
+{
+	pthread_mutex_lock(&g->target_lock);
+	if (g->c[i].list == L_PENDING && g->tls)
+		on_readable_tls(g, i);
+	else
+		on_readable_plain(g, i);
+	pthread_mutex_unlock(&g->target_lock);
 }
 
 /* ---- accepting ---- */
@@ -469,10 +531,18 @@ static void on_accept(struct http_gate *g)
 static int expire(struct http_gate *g, int64_t now)
 {
 	int64_t next = -1;
+	int tls;
 
+	pthread_mutex_lock(&g->target_lock);
+	tls = g->tls;
+	pthread_mutex_unlock(&g->target_lock);
 	while (g->head[L_PENDING] != NIL && g->c[g->head[L_PENDING]].deadline_ms <= now) {
 		stats_inc(g_stats.http_header_timeouts);
-		answer(g, g->head[L_PENDING], 408, "request head not received in time", 0, NULL, 0);
+		if (tls) /* no TLS session yet: a plain-text 408 would be noise */
+			conn_free(g, g->head[L_PENDING]);
+		else
+			answer(g, g->head[L_PENDING], 408, "request head not received in time", 0,
+			       NULL, 0);
 	}
 	while (g->head[L_DRAIN] != NIL && g->c[g->head[L_DRAIN]].deadline_ms <= now)
 		conn_free(g, g->head[L_DRAIN]);
@@ -529,6 +599,7 @@ int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *
 		return -ENOMEM;
 	g->name = name;
 	g->lfd = listen_fd;
+	pthread_mutex_init(&g->target_lock, NULL);
 	g->stopfd = -1;
 	g->cap = o->max_pending ? o->max_pending : 1;
 	g->conn_limit = o->conn_limit;
@@ -573,16 +644,25 @@ void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 		__atomic_sub_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
 }
 
-int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd)
+int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd, int tls)
 {
 	int ret;
 
 	g->mhd = mhd;
+	g->tls = tls;
 	ret = pthread_create(&g->thread, NULL, gate_thread, g);
 	if (ret)
 		return -ret;
 	g->running = 1;
 	return 0;
+}
+
+void http_gate_switch(struct http_gate *g, struct MHD_Daemon *mhd, int tls)
+{
+	pthread_mutex_lock(&g->target_lock);
+	g->mhd = mhd;
+	g->tls = tls;
+	pthread_mutex_unlock(&g->target_lock);
 }
 
 void http_gate_stop(struct http_gate *g)
@@ -611,5 +691,6 @@ void http_gate_free(struct http_gate *g)
 		close(g->stopfd);
 	if (g->lfd >= 0)
 		close(g->lfd);
+	pthread_mutex_destroy(&g->target_lock);
 	free(g);
 }

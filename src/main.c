@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * main.c - options, signals, lifecycle. Signal handlers only set a flag or write the
- * collector's eventfd; the main loop does the rest.
+ * collector's eventfd; the main loop does the rest. SIGTERM, SIGINT and SIGHUP are blocked
+ * everywhere except in the main loop's ppoll(), so they reach the main thread only, and
+ * a flag set by a handler is always seen before the next wait.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +26,12 @@
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/webconfig.h"
 
 #define MAX_LISTEN 8
 #define RTSNAP_MMAP_THRESHOLD (256 * 1024) /* blocks this large are mmapped, returned on free */
 
-static volatile sig_atomic_t s_quit;
+static volatile sig_atomic_t s_quit, s_reload;
 
 static void on_quit(int sig)
 {
@@ -38,7 +42,27 @@ static void on_quit(int sig)
 static void on_hup(int sig)
 {
 	(void)sig;
+	s_reload = 1;
 	collector_request_resync();
+}
+
+/* SIGHUP: re-read --web-config-file; a file that does not load keeps the settings in force. */
+static void reload_web(const char *path)
+{
+	char err[512];
+	struct webconfig *wc = NULL;
+	int ret = webconfig_load(path, &wc, err, sizeof(err));
+
+	if (ret) {
+		log_err("SIGHUP: keeping the previous web configuration: %s", err);
+		return;
+	}
+	ret = http_reload(wc);
+	if (ret)
+		log_err("SIGHUP: keeping the previous web configuration: cannot serve with %s: %s",
+			path, strerror(-ret));
+	else
+		log_info("SIGHUP: web configuration %s in force for new connections", path);
 }
 
 static void usage(FILE *f)
@@ -70,6 +94,8 @@ static void usage(FILE *f)
 		"                          oldest are closed. SIZE: bytes (k, M, G suffixes),\n"
 		"                          Nx (N times the current snapshot) or 0 (no bound);\n"
 		"                          default 2x\n"
+		"      --web-config-file PATH  TLS and basic auth (Prometheus exporter-toolkit\n"
+		"                          web configuration; re-read on SIGHUP)\n"
 		"      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
 		"      --metrics-route-limit N  at most N routes in them (default 10000)\n"
 		"      --log-level LEVEL   err, warn, info (default) or debug\n"
@@ -219,6 +245,7 @@ int main(int argc, char **argv)
 		OPT_UNIX_GROUP,
 		OPT_MAX_PINNED,
 		OPT_COLLECTOR_NICE,
+		OPT_WEB_CONFIG,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -237,6 +264,7 @@ int main(int argc, char **argv)
 		{ "unix-group", required_argument, NULL, OPT_UNIX_GROUP },
 		{ "max-pinned-bytes", required_argument, NULL, OPT_MAX_PINNED },
 		{ "collector-nice", required_argument, NULL, OPT_COLLECTOR_NICE },
+		{ "web-config-file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -250,9 +278,11 @@ int main(int argc, char **argv)
 	unsigned long long max_pinned = 0;
 	unsigned int pinned_factor = HTTP_PIN_FACTOR;
 	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10, .nice = 10 };
-	const char *format = NULL, *proc_file = NULL;
+	const char *format = NULL, *proc_file = NULL, *web_config = NULL;
+	struct webconfig *web = NULL;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
+	sigset_t block, orig;
 
 	while ((c = getopt_long(argc, argv, "l:i:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -370,6 +400,9 @@ int main(int argc, char **argv)
 		case OPT_PROC_FILE:
 			proc_file = optarg;
 			break;
+		case OPT_WEB_CONFIG:
+			web_config = optarg;
+			break;
 		case OPT_ONCE:
 			once = 1;
 			break;
@@ -411,6 +444,14 @@ int main(int argc, char **argv)
 		return run_once(format ? format : "proc");
 	if (!nlisten)
 		listen[nlisten++] = "[::1]:9816";
+	if (web_config) {
+		char err[512];
+
+		if (webconfig_load(web_config, &web, err, sizeof(err))) {
+			log_err("--web-config-file: %s", err);
+			return 2;
+		}
+	}
 
 	stats_set(g_stats.start_time_real_s, (int64_t)time(NULL));
 	memset(&sa, 0, sizeof(sa));
@@ -421,6 +462,11 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &orig); /* inherited by every thread started below */
 
 	/*
 	 * glibc raises its mmap threshold to the size of each mmapped block freed (up to 32 MB),
@@ -444,6 +490,7 @@ int main(int argc, char **argv)
 			log_err("cannot start the --proc-file writer: %s", strerror(-ret));
 	}
 	if (ret) {
+		webconfig_free(web);
 		collector_stop();
 		snapshot_shutdown();
 		return 1;
@@ -459,7 +506,8 @@ int main(int argc, char **argv)
 					   .unix_mode = unix_mode,
 					   .unix_gid = unix_gid,
 					   .max_pinned_bytes = max_pinned,
-					   .max_pinned_factor = pinned_factor };
+					   .max_pinned_factor = pinned_factor,
+					   .web = web };
 
 		ret = http_start(&hopts);
 	}
@@ -470,8 +518,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("rtsnapd %s running", RTSNAP_VERSION);
-	while (!s_quit)
-		pause();
+	s_reload = 0; /* a SIGHUP before now found the configuration just loaded */
+	while (!s_quit) {
+		struct timespec second = { .tv_sec = 1 };
+		int retiring;
+
+		if (s_reload) {
+			s_reload = 0;
+			if (web_config)
+				reload_web(web_config);
+		}
+		retiring = http_reap();
+		if (!s_quit && !s_reload)
+			ppoll(NULL, 0, retiring ? &second : NULL, &orig);
+	}
 	log_info("stopping");
 	http_stop();
 	collector_stop();

@@ -7,6 +7,7 @@
 #define RTSNAP_HTTP_H
 
 #define HTTP_PIN_FACTOR 2 /* --max-pinned-bytes default: 2x the current snapshot */
+struct webconfig;
 
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
@@ -24,6 +25,8 @@ struct http_opts {
 	 * snapshot's bytes; both 0: no bound */
 	unsigned long long max_pinned_bytes;
 	unsigned int max_pinned_factor;
+	struct webconfig *web;	       /* --web-config-file (TLS, basic auth) or NULL; owned by
+					  http from http_start() on, freed on failure too */
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left
@@ -31,6 +34,17 @@ struct http_opts {
 int http_start(const struct http_opts *o) __attribute__((warn_unused_result));
 /* Main thread. Close listeners and stop workers; in-flight responses finish or are dropped. */
 void http_stop(void);
+
+/*
+ * Main thread, after http_start(). Serve new connections with web configuration wc (taken
+ * over; freed on failure too) on every listener; connections already open finish on the
+ * previous configuration. 0, or a negative errno with the previous configuration still in
+ * force.
+ */
+int http_reload(struct webconfig *wc) __attribute__((warn_unused_result));
+/* Main thread. Stop previous configurations whose connections are done; returns how many
+ * are still waiting (call again in about a second while it is not 0). */
+int http_reap(void);
 
 /* Parse a --listen value; 0 or -EINVAL. Exposed for tests. Fills a sockaddr in *ss. */
 struct sockaddr_storage;

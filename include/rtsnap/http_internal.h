@@ -13,6 +13,8 @@
 #include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 
+struct webconfig;
+
 #define HTTP_MAX_ARGS 16
 
 struct http_arg {
@@ -31,6 +33,9 @@ struct http_req {
 	int args_overflow;	    /* more than HTTP_MAX_ARGS arguments */
 	const char *const *headers; /* extra response headers from the handler: name, value, ...,
 				       NULL (e.g. Content-Encoding, Vary); static or request-lived */
+	const char *const *site_headers; /* http_server_config.headers of the web
+					    configuration: name, value, ..., NULL */
+	const struct webconfig *web;	 /* the connection's web configuration, or NULL */
 };
 
 /*
@@ -92,9 +97,13 @@ int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *
 /* MHD_OPTION_NOTIFY_CONNECTION callback, cls = the gate: counts libmicrohttpd's connections. */
 void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		      enum MHD_ConnectionNotificationCode toe);
-/* Start accepting; connections are handed to mhd. 0 or a negative errno. */
-int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd)
+/* Start accepting; connections are handed to mhd, which speaks TLS if tls (then the gate
+ * only checks that the first byte starts a TLS handshake). 0 or a negative errno. */
+int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd, int tls)
     __attribute__((warn_unused_result));
+/* Hand new connections to mhd from now on. When it returns, none reaches the previous
+ * daemon any more (it may be stopped once its own connections are done). */
+void http_gate_switch(struct http_gate *g, struct MHD_Daemon *mhd, int tls);
 /* Stop accepting (joins the thread). Safe on NULL or a gate never started. */
 void http_gate_stop(struct http_gate *g);
 /* Stop, close the listen socket and every waiting connection, free. Accepts NULL. */
