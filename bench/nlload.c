@@ -25,7 +25,8 @@
  *     four: replace (nexthop toggled between the line's own and
  *     "dev d1 via 2001:db8:ff01::2"), replace, delete, add back the deleted
  *     one. Paced on CLOCK_MONOTONIC: every wakeup (at most one per ms) sends
- *     what is due in one sendmsg(). Prints on stdout
+ *     what is due in one sendmsg(). Prints on stdout "churn ready N routes"
+ *     once the input is read and the clock starts, then at the end
  *       "churn changes C errors E seconds S rate R".
  *
  *   nlload -p PORT -T SECONDS [-i INTERVAL_MS] [-w POLL_MS] [-x TIMEOUT_MS]
@@ -321,6 +322,8 @@ static int churn(double rate, double seconds)
 		return 2;
 	}
 
+	printf("churn ready %zu routes\n", n); /* the caller may start its clock now */
+	fflush(stdout);
 	double t0 = now_s(), end = t0 + seconds, t;
 	while ((t = now_s()) < end) {
 		unsigned long due = (unsigned long)((t - t0) * rate);
@@ -508,6 +511,7 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned p
 	}
 	if (fd >= 0)
 		close(fd);
+	sleep_until(end); /* the window is SECONDS long even when the last probe was quick */
 	fprintf(stderr, "nlload: probes %lu timeouts %lu\n", done, late);
 	return 0;
 }
