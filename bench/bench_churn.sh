@@ -19,10 +19,11 @@
 # in bench/lib.sh. See bench/README-churn.md.
 #
 # Environment (defaults in brackets; QUICK=1 changes the defaults to
-# ROUTES=20000 RATES="0 100" T=5 SEED_ROUTES=20000 SEED_RUNS=1
+# ROUTES=20000 RATES="idle 0 100" T=5 SEED_ROUTES=20000 SEED_RUNS=1
 # FULL_ROUTES=20000, about a minute):
 #   ROUTES       route counts for the churn part ["100000 1000000"]
-#   RATES        changes per second ["0 10 100 1000 10000"]
+#   RATES        changes per second ["idle 0 10 100 1000 10000"]; "idle" is a
+#                window with neither churn nor probe (rtsnapd's CPU at rest)
 #   T            seconds per churn window [20]
 #   PARTS        which parts ["churn seed full"]
 #   SEED_ROUTES  routes per CPU in seed 000's test [100000]
@@ -39,10 +40,10 @@ set -u
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-	ROUTES=${ROUTES:-20000} RATES=${RATES:-"0 100"} T=${T:-5}
+	ROUTES=${ROUTES:-20000} RATES=${RATES:-"idle 0 100"} T=${T:-5}
 	SEED_ROUTES=${SEED_ROUTES:-20000} SEED_RUNS=${SEED_RUNS:-1} FULL_ROUTES=${FULL_ROUTES:-20000}
 else
-	ROUTES=${ROUTES:-"100000 1000000"} RATES=${RATES:-"0 10 100 1000 10000"} T=${T:-20}
+	ROUTES=${ROUTES:-"100000 1000000"} RATES=${RATES:-"idle 0 10 100 1000 10000"} T=${T:-20}
 	SEED_ROUTES=${SEED_ROUTES:-100000} SEED_RUNS=${SEED_RUNS:-3} FULL_ROUTES=${FULL_ROUTES:-1000000}
 fi
 PARTS=${PARTS:-"churn seed full"}
@@ -55,7 +56,7 @@ PROBE_TIMEOUT=${PROBE_TIMEOUT:-10000}
 OUT=${OUT:-}
 HZ=$(getconf CLK_TCK)
 
-for v in $ROUTES $RATES $T $SEED_ROUTES $SEED_RUNS $FULL_ROUTES; do
+for v in $ROUTES ${RATES//idle/} $T $SEED_ROUTES $SEED_RUNS $FULL_ROUTES; do
 	case $v in '' | *[!0-9]*) bench_die "not a whole number: '$v'" ;; esac
 done
 [ "$(id -u)" = 0 ] || bench_die "needs root (network namespaces)"
@@ -198,7 +199,7 @@ churn_part() {
 		for rate in $RATES; do
 			local cpid= cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
 			: >"$cout"
-			if [ "$rate" -gt 0 ]; then
+			if [ "$rate" != idle ] && [ "$rate" -gt 0 ]; then
 				# not bench_bg: a background command in a function would get
 				# /dev/null as stdin instead of the function's redirection
 				ip netns exec "$ns" "$NLLOAD" -c "$rate" -T "$T" -s "$((n + rate))" \
@@ -216,8 +217,13 @@ churn_part() {
 			st0=$(counters "$(status "$ns")")
 			tk0=$(cpu_ticks "$DAEMON_PID")
 			tw0=$EPOCHREALTIME
-			ip netns exec "$ns" "$NLLOAD" -p "$PORT" -T "$T" -k $((w * 100000)) \
-				-x "$PROBE_TIMEOUT" >"$pout" 2>/dev/null
+			if [ "$rate" = idle ]; then
+				: >"$pout"
+				sleep "$T"
+			else
+				ip netns exec "$ns" "$NLLOAD" -p "$PORT" -T "$T" -k $((w * 100000)) \
+					-x "$PROBE_TIMEOUT" >"$pout" 2>/dev/null
+			fi
 			if [ -n "$cpid" ]; then
 				for ((i = 0; i < 600; i++)); do
 					kill -0 "$cpid" 2>/dev/null || break
@@ -234,7 +240,7 @@ churn_part() {
 			read -r p50 p99 max seen to < <(percentiles "$pout")
 			[ "$to" = 0 ] || max="not seen in ${PROBE_TIMEOUT} ms ($to of $((seen + to)))"
 			ach=0
-			[ "$rate" = 0 ] || ach=$(awk '$1 == "churn" && $2 == "changes" { printf "%.0f", $9 }' "$cout")
+			[ "$rate" = 0 ] || [ "$rate" = idle ] || ach=$(awk '$1 == "churn" && $2 == "changes" { printf "%.0f", $9 }' "$cout")
 			[ -n "$ach" ] || ach="failed ($(head -c 200 "$BENCH_TMP/churn.err"))"
 			local d
 			d=$(awk -v a="$st0" -v b="$st1" 'BEGIN {
@@ -242,6 +248,7 @@ churn_part() {
 				printf "%d %d %d %d", y[2] - x[2], y[3] - x[3], y[4] - x[4], y[5] - x[5] }')
 			local dfull dtarg dpub dover
 			read -r dfull dtarg dpub dover <<<"$d"
+			[ "$rate" != idle ] || rate="0, no probe"
 			emit "| $n | $rate | $ach | $((seen + to)) | $p50 | $p99 | $max" \
 				"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
 				"| $dfull | $dtarg | $dpub | $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
