@@ -197,7 +197,7 @@ churn_part() {
 		bench_log "churn N=$n: rtsnapd serves $kernel routes $(bench_elapsed "$t0")s after start," \
 			"VmHWM $(vm_kb "$DAEMON_PID" VmHWM) kB"
 		for rate in $RATES; do
-			local cpid= cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
+			local cpid='' cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
 			: >"$cout"
 			if [ "$rate" != idle ] && [ "$rate" -gt 0 ]; then
 				# not bench_bg: a background command in a function would get
@@ -253,7 +253,7 @@ churn_part() {
 				"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
 				"| $dfull | $dtarg | $dpub | $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
 			bench_log "churn N=$n R=$rate: window ${tw}s, $(grep -c '^probe' "$pout") probes," \
-				"overruns +$dover, $(cat "$cout" | tail -1), VmRSS $rss kB VmHWM $hwm kB"
+				"overruns +$dover, $(tail -1 "$cout"), VmRSS $rss kB VmHWM $hwm kB"
 			w=$((w + 1))
 			sleep 1 # let the daemon go quiet before the next window
 		done

@@ -155,7 +155,8 @@ static int parse_line(char *line, unsigned long lineno, struct route *r)
 	char *hash = strchr(line, '#');
 	if (hash)
 		*hash = '\0';
-	for (char *t = strtok_r(line, " \t\n", &save); t && nf < 8; t = strtok_r(NULL, " \t\n", &save))
+	for (char *t = strtok_r(line, " \t\n", &save); t && nf < 8;
+	     t = strtok_r(NULL, " \t\n", &save))
 		f[nf++] = t;
 	if (nf == 0)
 		return 0;
@@ -397,8 +398,9 @@ static int churn(double rate, double seconds)
 static int http_get(int *fd, unsigned port, const char *path, char *buf, size_t cap)
 {
 	char req[256];
-	int len = snprintf(req, sizeof(req),
-			   "GET %s HTTP/1.1\r\nHost: [::1]\r\nConnection: keep-alive\r\n\r\n", path);
+	int len =
+	    snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: [::1]\r\nConnection: keep-alive\r\n\r\n", path);
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (*fd < 0) {
@@ -438,7 +440,7 @@ static int http_get(int *fd, unsigned port, const char *path, char *buf, size_t 
 		memmove(buf, body, (size_t)clen);
 		buf[clen] = '\0';
 		return len;
-again:
+	again:
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
@@ -495,9 +497,8 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned p
 				seen = 1;
 				break;
 			}
-			sleep_until(ta + (double)(i + 1) * poll_ms / 1000.0 > t + 0.0002
-					    ? ta + (double)(i + 1) * poll_ms / 1000.0
-					    : t + 0.0002);
+			double next = ta + (double)(i + 1) * poll_ms / 1000.0;
+			sleep_until(next > t + 0.0002 ? next : t + 0.0002);
 			t = now_s();
 		}
 		if (seen)
@@ -551,9 +552,11 @@ int main(int argc, char **argv)
 		else if (opt == 'D')
 			dev = optarg;
 		else {
-			fprintf(stderr, "usage: nlload [-r] [-b BATCH] < routes\n"
-					"       nlload -c RATE -T SECONDS [-s SEED] < routes\n"
-					"       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n");
+			fprintf(
+			    stderr,
+			    "usage: nlload [-r] [-b BATCH] < routes\n"
+			    "       nlload -c RATE -T SECONDS [-s SEED] < routes\n"
+			    "       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n");
 			return 2;
 		}
 	}
