@@ -16,10 +16,37 @@
  * Usage: nlload [-r] [-b BATCH]     (-r: NLM_F_REPLACE instead of NLM_F_EXCL)
  * Prints "loaded N errors E" on stderr; exit status 1 if any request failed.
  * Run it inside the namespace: ip netns exec NS nlload < routes.txt
+ *
+ * Two more modes for bench/bench_churn.sh (see bench/README-churn.md):
+ *
+ *   nlload -c RATE -T SECONDS [-s SEED] < routes.txt
+ *     churn: the routes on stdin must already be in the kernel. For SECONDS,
+ *     RATE requests per second change random ones among them, in cycles of
+ *     four: replace (nexthop toggled between the line's own and
+ *     "dev d1 via 2001:db8:ff01::2"), replace, delete, add back the deleted
+ *     one. Paced on CLOCK_MONOTONIC: every wakeup (at most one per ms) sends
+ *     what is due in one sendmsg(). Prints on stdout "churn ready N routes"
+ *     once the input is read and the clock starts, then at the end
+ *       "churn changes C errors E seconds S rate R".
+ *
+ *   nlload -p PORT -T SECONDS [-i INTERVAL_MS] [-w POLL_MS] [-x TIMEOUT_MS]
+ *          [-k FIRST] [-D DEV]
+ *     probe: every INTERVAL_MS (500) adds a fresh route 2001:db8:a000::/36 + k
+ *     (a /64, dev DEV, default d0, table main) and polls
+ *     http://[::1]:PORT/routes/lookup?addr=<prefix>::1 on one keep-alive
+ *     connection every POLL_MS (2) until the answer is that route, at most
+ *     TIMEOUT_MS (10000). Prints on stdout one line per probe,
+ *       "probe K PREFIX MS" or "probe K PREFIX timeout",
+ *     MS counted from the kernel's ack of the RTM_NEWROUTE.
  */
+#define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <time.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -109,122 +136,449 @@ static int parse_type(const char *t)
 	return -1;
 }
 
-int main(int argc, char **argv)
-{
-	unsigned flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
-	unsigned batch = MAXREQ;
-	char line[512];
-	unsigned long lineno = 0;
-	int opt, sz = 4 * 1024 * 1024;
-	char lastdev[IFNAMSIZ + 1] = "";
-	unsigned lastidx = 0;
+struct route {
+	struct in6_addr dst, gw;
+	unsigned char plen, type, has_gw;
+	unsigned table, ifidx, metric, expires;
+};
 
-	while ((opt = getopt(argc, argv, "rb:")) != -1) {
-		if (opt == 'r')
-			flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-		else if (opt == 'b')
-			batch = (unsigned)atoi(optarg);
-		else {
-			fprintf(stderr, "usage: nlload [-r] [-b BATCH] < routes\n");
-			return 2;
-		}
+/* Parse one input line into *r. Returns 1 for a route, 0 for a blank or
+ * comment line; exits on a malformed line (as the loader always has). */
+static int parse_line(char *line, unsigned long lineno, struct route *r)
+{
+	static char lastdev[IFNAMSIZ + 1] = "";
+	static unsigned lastidx;
+	char *f[8] = { 0 };
+	int nf = 0;
+	char *save = NULL;
+
+	char *hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+	for (char *t = strtok_r(line, " \t\n", &save); t && nf < 8;
+	     t = strtok_r(NULL, " \t\n", &save))
+		f[nf++] = t;
+	if (nf == 0)
+		return 0;
+	if (nf < 4) {
+		fprintf(stderr, "nlload: line %lu: need DST/PLEN TABLE DEV GW\n", lineno);
+		exit(2);
 	}
-	if (batch < 1 || batch > MAXREQ)
-		batch = MAXREQ;
+
+	char *slash = strchr(f[0], '/');
+	unsigned plen = 128;
+	if (slash) {
+		*slash = '\0';
+		plen = (unsigned)atoi(slash + 1);
+	}
+	int type = parse_type(nf > 6 ? f[6] : NULL);
+	if (nf > 7 || inet_pton(AF_INET6, f[0], &r->dst) != 1 || plen > 128 || type < 0) {
+		fprintf(stderr, "nlload: line %lu: bad route\n", lineno);
+		exit(2);
+	}
+	r->plen = (unsigned char)plen;
+	r->type = (unsigned char)type;
+	r->table = (unsigned)strtoul(f[1], NULL, 10);
+	r->ifidx = 0;
+	if (strcmp(f[2], "-")) {
+		if (strcmp(f[2], lastdev)) {
+			lastidx = if_nametoindex(f[2]);
+			if (!lastidx) {
+				fprintf(stderr, "nlload: line %lu: no device %s\n", lineno, f[2]);
+				exit(2);
+			}
+			snprintf(lastdev, sizeof(lastdev), "%s", f[2]);
+		}
+		r->ifidx = lastidx;
+	}
+	r->has_gw = strcmp(f[3], "-") != 0;
+	if (r->has_gw && inet_pton(AF_INET6, f[3], &r->gw) != 1) {
+		fprintf(stderr, "nlload: line %lu: bad gateway\n", lineno);
+		exit(2);
+	}
+	r->metric = nf > 4 ? (unsigned)strtoul(f[4], NULL, 10) : 0;
+	r->expires = nf > 5 ? (unsigned)strtoul(f[5], NULL, 10) : 0;
+	return 1;
+}
+
+/* Append one request for *r to the batch buffer (flushing it first when it
+ * is full). RTM_DELROUTE names only the table, destination and metric, so
+ * it matches the route whatever its nexthop is now. */
+static void put_route(unsigned short msgtype, unsigned flags, const struct route *r, unsigned batch)
+{
+	if (s_len + 256 > BUFSZ || s_inflight >= batch)
+		flush();
+	struct nlmsghdr *n = (struct nlmsghdr *)(s_buf + s_len);
+	memset(n, 0, 256);
+	n->nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+	n->nlmsg_type = msgtype;
+	n->nlmsg_flags = (unsigned short)flags;
+	n->nlmsg_seq = s_seq++;
+	struct rtmsg *rtm = NLMSG_DATA(n);
+	rtm->rtm_family = AF_INET6;
+	rtm->rtm_dst_len = r->plen;
+	rtm->rtm_table = r->table < 256 ? (unsigned char)r->table : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = r->type;
+	addattr(n, RTA_DST, &r->dst, sizeof(r->dst));
+	if (r->table >= 256)
+		addattr(n, RTA_TABLE, &r->table, sizeof(r->table));
+	if (msgtype == RTM_NEWROUTE) {
+		if (r->ifidx)
+			addattr(n, RTA_OIF, &r->ifidx, sizeof(r->ifidx));
+		if (r->has_gw)
+			addattr(n, RTA_GATEWAY, &r->gw, sizeof(r->gw));
+	}
+	if (r->metric)
+		addattr(n, RTA_PRIORITY, &r->metric, sizeof(r->metric));
+	if (msgtype == RTM_NEWROUTE && r->expires)
+		addattr(n, RTA_EXPIRES, &r->expires, sizeof(r->expires));
+	s_len += NLMSG_ALIGN(n->nlmsg_len);
+	s_inflight++;
+}
+
+static int open_socket(void)
+{
+	int sz = 4 * 1024 * 1024, one = 1;
 
 	s_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s_fd < 0) {
 		perror("nlload: socket");
-		return 2;
+		return -1;
 	}
 	setsockopt(s_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	setsockopt(s_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	setsockopt(s_fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
 	setsockopt(s_fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
 	/* Errors only carry the header back, not the whole request. */
-	int one = 1;
 	setsockopt(s_fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* ------------------------------------------------------------ churn mode */
+
+static uint64_t s_rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng(void)
+{
+	/* xorshift64* */
+	s_rng ^= s_rng >> 12;
+	s_rng ^= s_rng << 25;
+	s_rng ^= s_rng >> 27;
+	return s_rng * 0x2545f4914f6cdd1dULL;
+}
+
+static int churn(double rate, double seconds)
+{
+	const unsigned flags_rep = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	const unsigned flags_del = NLM_F_REQUEST | NLM_F_ACK;
+	struct route *rt = NULL, alt;
+	unsigned char *toggled;
+	size_t n = 0, cap = 0, gone = (size_t)-1;
+	unsigned long lineno = 0, ops = 0;
+	char line[512];
 
 	while (fgets(line, sizeof(line), stdin)) {
-		char *f[8] = { 0 };
-		int nf = 0;
-		char *save = NULL;
-
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		for (char *t = strtok_r(line, " \t\n", &save); t && nf < 8;
-		     t = strtok_r(NULL, " \t\n", &save))
-			f[nf++] = t;
-		if (nf == 0)
-			continue;
-		if (nf < 4) {
-			fprintf(stderr, "nlload: line %lu: need DST/PLEN TABLE DEV GW\n", lineno);
-			return 2;
-		}
-
-		char *slash = strchr(f[0], '/');
-		unsigned plen = 128;
-		struct in6_addr dst, gw;
-		if (slash) {
-			*slash = '\0';
-			plen = (unsigned)atoi(slash + 1);
-		}
-		int type = parse_type(nf > 6 ? f[6] : NULL);
-		if (nf > 7 || inet_pton(AF_INET6, f[0], &dst) != 1 || plen > 128 || type < 0) {
-			fprintf(stderr, "nlload: line %lu: bad route\n", lineno);
-			return 2;
-		}
-		unsigned table = (unsigned)strtoul(f[1], NULL, 10);
-		unsigned ifidx = 0;
-		if (strcmp(f[2], "-")) {
-			if (strcmp(f[2], lastdev)) {
-				lastidx = if_nametoindex(f[2]);
-				if (!lastidx) {
-					fprintf(stderr, "nlload: line %lu: no device %s\n", lineno, f[2]);
-					return 2;
-				}
-				snprintf(lastdev, sizeof(lastdev), "%s", f[2]);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			rt = realloc(rt, cap * sizeof(*rt));
+			if (!rt) {
+				fprintf(stderr, "nlload: out of memory\n");
+				return 2;
 			}
-			ifidx = lastidx;
 		}
-		int has_gw = strcmp(f[3], "-") != 0;
-		if (has_gw && inet_pton(AF_INET6, f[3], &gw) != 1) {
-			fprintf(stderr, "nlload: line %lu: bad gateway\n", lineno);
+		if (parse_line(line, ++lineno, &rt[n]))
+			n++;
+	}
+	toggled = calloc(n ? n : 1, 1);
+	if (!n || !toggled || rate <= 0) {
+		fprintf(stderr, "nlload: churn needs routes on stdin and a rate > 0\n");
+		return 2;
+	}
+	unsigned alt_if = if_nametoindex("d1");
+	struct in6_addr alt_gw;
+	inet_pton(AF_INET6, "2001:db8:ff01::2", &alt_gw);
+	if (!alt_if) {
+		fprintf(stderr, "nlload: churn needs device d1\n");
+		return 2;
+	}
+
+	printf("churn ready %zu routes\n", n); /* the caller may start its clock now */
+	fflush(stdout);
+	double t0 = now_s(), end = t0 + seconds, t;
+	while ((t = now_s()) < end) {
+		unsigned long due = (unsigned long)((t - t0) * rate);
+
+		if (due > ops + MAXREQ)
+			due = ops + MAXREQ; /* one batch per wakeup; the rest next loop */
+		for (; ops < due; ops++) {
+			size_t i;
+			const struct route *r;
+
+			switch (ops % 4) {
+			case 0:
+			case 1: /* replace: toggle the nexthop */
+				do
+					i = (size_t)(rng() % n);
+				while (i == gone);
+				toggled[i] ^= 1;
+				r = &rt[i];
+				if (toggled[i]) {
+					alt = rt[i];
+					alt.ifidx = alt_if;
+					alt.gw = alt_gw;
+					alt.has_gw = 1;
+					r = &alt;
+				}
+				put_route(RTM_NEWROUTE, flags_rep, r, MAXREQ);
+				break;
+			case 2: /* delete */
+				gone = (size_t)(rng() % n);
+				put_route(RTM_DELROUTE, flags_del, &rt[gone], MAXREQ);
+				break;
+			default: /* add the deleted route back, as it was */
+				alt = rt[gone];
+				if (toggled[gone]) {
+					alt.ifidx = alt_if;
+					alt.gw = alt_gw;
+					alt.has_gw = 1;
+				}
+				put_route(RTM_NEWROUTE, flags_add, &alt, MAXREQ);
+				gone = (size_t)-1;
+				break;
+			}
+		}
+		flush();
+		double next = t0 + (double)(ops + 1) / rate, soon = now_s() + 0.001;
+		sleep_until(next > soon ? next : soon);
+	}
+	t = now_s();
+	if (gone != (size_t)-1) { /* leave every route in place */
+		alt = rt[gone];
+		if (toggled[gone]) {
+			alt.ifidx = alt_if;
+			alt.gw = alt_gw;
+			alt.has_gw = 1;
+		}
+		put_route(RTM_NEWROUTE, flags_add, &alt, MAXREQ);
+		flush();
+		ops++;
+	}
+	printf("churn changes %lu errors %lu seconds %.3f rate %.1f\n", ops, s_errors, t - t0,
+	       (double)ops / (t - t0));
+	free(rt);
+	free(toggled);
+	return s_errors ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ probe mode */
+
+/* One GET on a keep-alive connection to [::1]:port (reconnecting when
+ * needed). Returns the body length (body in buf, NUL-terminated) or -1. */
+static int http_get(int *fd, unsigned port, const char *path, char *buf, size_t cap)
+{
+	char req[256];
+	int len =
+	    snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: [::1]\r\nConnection: keep-alive\r\n\r\n", path);
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (*fd < 0) {
+			struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
+						   .sin6_port = htons((uint16_t)port),
+						   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+			*fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (*fd < 0 || connect(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+				goto again;
+		}
+		if (send(*fd, req, (size_t)len, MSG_NOSIGNAL) != len)
+			goto again;
+		size_t got = 0;
+		char *body = NULL;
+		long clen = -1;
+		while (!body || (long)(got - (size_t)(body - buf)) < clen) {
+			struct pollfd pfd = { .fd = *fd, .events = POLLIN };
+			if (got + 1 >= cap || poll(&pfd, 1, 2000) != 1)
+				goto again;
+			ssize_t r = recv(*fd, buf + got, cap - 1 - got, 0);
+			if (r <= 0)
+				goto again;
+			got += (size_t)r;
+			buf[got] = '\0';
+			if (!body) {
+				char *e = strstr(buf, "\r\n\r\n");
+				if (!e)
+					continue;
+				body = e + 4;
+				char *c = strcasestr(buf, "\r\nContent-Length:");
+				if (!c || c > e)
+					goto again; /* rtsnapd sends a length for these */
+				clen = strtol(c + 17, NULL, 10);
+			}
+		}
+		len = (int)clen;
+		memmove(buf, body, (size_t)clen);
+		buf[clen] = '\0';
+		return len;
+	again:
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+	return -1;
+}
+
+static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned poll_ms,
+		 unsigned timeout_ms, unsigned long first, const char *dev)
+{
+	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	static char body[64 * 1024];
+	struct route r = { .plen = 64, .type = RTN_UNICAST, .table = RT_TABLE_MAIN };
+	char pfx[INET6_ADDRSTRLEN], want[INET6_ADDRSTRLEN + 16], path[128];
+	int fd = -1;
+	unsigned long k = first, done = 0, late = 0;
+
+	r.ifidx = if_nametoindex(dev);
+	if (!r.ifidx) {
+		fprintf(stderr, "nlload: probe: no device %s\n", dev);
+		return 2;
+	}
+	double t0 = now_s(), end = t0 + seconds;
+	for (unsigned long p = 0; t0 + (double)p * interval_ms / 1000.0 < end; p++, k++) {
+		sleep_until(t0 + (double)p * interval_ms / 1000.0);
+		memset(&r.dst, 0, sizeof(r.dst));
+		r.dst.s6_addr[0] = 0x20;
+		r.dst.s6_addr[1] = 0x01;
+		r.dst.s6_addr[2] = 0x0d;
+		r.dst.s6_addr[3] = 0xb8;
+		r.dst.s6_addr[4] = (unsigned char)(0xa0 | ((k >> 24) & 0x0f));
+		r.dst.s6_addr[5] = (unsigned char)(k >> 16);
+		r.dst.s6_addr[6] = (unsigned char)(k >> 8);
+		r.dst.s6_addr[7] = (unsigned char)k;
+		inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
+		snprintf(want, sizeof(want), "\"dst\":\"%s/64\"", pfx);
+		/* the low 64 bits are zero, so pfx ends in "::": ask for <prefix>::1 */
+		snprintf(path, sizeof(path), "/routes/lookup?addr=%s1", pfx);
+
+		unsigned long before = s_errors;
+		put_route(RTM_NEWROUTE, flags_add, &r, 1);
+		flush();
+		double ta = now_s();
+		if (s_errors != before) {
+			printf("probe %lu %s/64 add-failed\n", k, pfx);
+			continue;
+		}
+		int seen = 0;
+		double t = ta;
+		for (unsigned long i = 0; t - ta < timeout_ms / 1000.0; i++) {
+			int len = http_get(&fd, port, path, body, sizeof(body));
+			t = now_s();
+			if (len > 0 && strstr(body, want)) {
+				seen = 1;
+				break;
+			}
+			double next = ta + (double)(i + 1) * poll_ms / 1000.0;
+			sleep_until(next > t + 0.0002 ? next : t + 0.0002);
+			t = now_s();
+		}
+		if (seen)
+			printf("probe %lu %s/64 %.3f\n", k, pfx, (t - ta) * 1000.0);
+		else {
+			printf("probe %lu %s/64 timeout\n", k, pfx);
+			late++;
+		}
+		fflush(stdout);
+		done++;
+	}
+	if (fd >= 0)
+		close(fd);
+	sleep_until(end); /* the window is SECONDS long even when the last probe was quick */
+	fprintf(stderr, "nlload: probes %lu timeouts %lu\n", done, late);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	unsigned batch = MAXREQ, port = 0, interval_ms = 500, poll_ms = 2, timeout_ms = 10000;
+	double rate = 0, seconds = 0;
+	unsigned long first = 0;
+	const char *dev = "d0";
+	char line[512];
+	unsigned long lineno = 0;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "rb:c:T:s:p:i:w:x:k:D:")) != -1) {
+		if (opt == 'r')
+			flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+		else if (opt == 'b')
+			batch = (unsigned)atoi(optarg);
+		else if (opt == 'c')
+			rate = atof(optarg);
+		else if (opt == 'T')
+			seconds = atof(optarg);
+		else if (opt == 's')
+			s_rng = strtoull(optarg, NULL, 0) | 1;
+		else if (opt == 'p')
+			port = (unsigned)atoi(optarg);
+		else if (opt == 'i')
+			interval_ms = (unsigned)atoi(optarg);
+		else if (opt == 'w')
+			poll_ms = (unsigned)atoi(optarg);
+		else if (opt == 'x')
+			timeout_ms = (unsigned)atoi(optarg);
+		else if (opt == 'k')
+			first = strtoul(optarg, NULL, 0);
+		else if (opt == 'D')
+			dev = optarg;
+		else {
+			fprintf(
+			    stderr,
+			    "usage: nlload [-r] [-b BATCH] < routes\n"
+			    "       nlload -c RATE -T SECONDS [-s SEED] < routes\n"
+			    "       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n");
 			return 2;
 		}
-		unsigned metric = nf > 4 ? (unsigned)strtoul(f[4], NULL, 10) : 0;
-		unsigned expires = nf > 5 ? (unsigned)strtoul(f[5], NULL, 10) : 0;
+	}
+	if (batch < 1 || batch > MAXREQ)
+		batch = MAXREQ;
+	if (interval_ms < 1)
+		interval_ms = 1;
+	if (poll_ms < 1)
+		poll_ms = 1;
 
-		if (s_len + 256 > BUFSZ || s_inflight >= batch)
-			flush();
-		struct nlmsghdr *n = (struct nlmsghdr *)(s_buf + s_len);
-		memset(n, 0, 256);
-		n->nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
-		n->nlmsg_type = RTM_NEWROUTE;
-		n->nlmsg_flags = (unsigned short)flags;
-		n->nlmsg_seq = s_seq++;
-		struct rtmsg *rtm = NLMSG_DATA(n);
-		rtm->rtm_family = AF_INET6;
-		rtm->rtm_dst_len = (unsigned char)plen;
-		rtm->rtm_table = table < 256 ? (unsigned char)table : RT_TABLE_UNSPEC;
-		rtm->rtm_protocol = RTPROT_BOOT;
-		rtm->rtm_scope = RT_SCOPE_UNIVERSE;
-		rtm->rtm_type = (unsigned char)type;
-		addattr(n, RTA_DST, &dst, sizeof(dst));
-		if (table >= 256)
-			addattr(n, RTA_TABLE, &table, sizeof(table));
-		if (ifidx)
-			addattr(n, RTA_OIF, &ifidx, sizeof(ifidx));
-		if (has_gw)
-			addattr(n, RTA_GATEWAY, &gw, sizeof(gw));
-		if (metric)
-			addattr(n, RTA_PRIORITY, &metric, sizeof(metric));
-		if (expires)
-			addattr(n, RTA_EXPIRES, &expires, sizeof(expires));
-		s_len += NLMSG_ALIGN(n->nlmsg_len);
-		s_inflight++;
+	if (open_socket() < 0)
+		return 2;
+	if (rate > 0)
+		return churn(rate, seconds);
+	if (port)
+		return probe(port, seconds, interval_ms, poll_ms, timeout_ms, first, dev);
+
+	while (fgets(line, sizeof(line), stdin)) {
+		struct route r;
+
+		if (parse_line(line, ++lineno, &r))
+			put_route(RTM_NEWROUTE, flags, &r, batch);
 	}
 	flush();
 	fprintf(stderr, "nlload: loaded %lu errors %lu\n", s_loaded, s_errors);
