@@ -824,8 +824,15 @@ static void *collector_main(void *arg)
 
 	/* a burst of kernel changes is the kernel's work first: yield the CPU to its writers
 	 * (the nice value of a thread is its own on Linux) */
-	if (s_opts.nice && setpriority(PRIO_PROCESS, (id_t)gettid(), s_opts.nice) < 0)
-		log_warn("collector: cannot set nice %d: %s", s_opts.nice, strerror(errno));
+	if (s_opts.nice > getpriority(PRIO_PROCESS, (id_t)gettid()) &&
+	    setpriority(PRIO_PROCESS, (id_t)gettid(), s_opts.nice) < 0) {
+		/* the packaged unit's SystemCallFilter (~@resources) refuses it: documented */
+		if (errno == EPERM || errno == EACCES)
+			log_debug("collector: nice %d refused by a sandbox; keeping the daemon's",
+				  s_opts.nice);
+		else
+			log_warn("collector: cannot set nice %d: %s", s_opts.nice, strerror(errno));
+	}
 
 	while (!__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd pfd[2] = { { .fd = s_evfd, .events = POLLIN },
