@@ -25,7 +25,7 @@ struct http_opts {
 	 * snapshot's bytes; both 0: no bound */
 	unsigned long long max_pinned_bytes;
 	unsigned int max_pinned_factor;
-	struct webconfig *web;	       /* --web-config-file (TLS, basic auth) or NULL; owned by
+	struct webconfig *web; /* --web-config-file (TLS, basic auth) or NULL; owned by
 					  http from http_start() on, freed on failure too */
 };
 
