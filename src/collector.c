@@ -38,6 +38,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/nexthop.h>
 #include <linux/fib_rules.h>
+#include <linux/if_addr.h>
 
 #include "rtsnap/collector.h"
 #include "rtsnap/log.h"
@@ -70,6 +71,8 @@ struct coll {
 	/* pending work the kernel did not announce */
 	uint32_t *oifs; /* devices whose routes' flags to re-read */
 	size_t noifs, oifs_cap;
+	uint32_t *aoifs; /* devices whose address or RA prefix changed: routes' lifetimes */
+	size_t naoifs, aoifs_cap;
 	uint32_t *probes; /* tables named by rules */
 	size_t nprobes, probes_cap;
 	int want_prefix, want_nexthops, want_groups;
@@ -498,10 +501,32 @@ static void apply_message(struct coll *c, const struct nlmsghdr *nlh)
 	case RTM_DELRULE:
 		apply_rule(c, nlh);
 		break;
-	case RTM_NEWPREFIX:
+	case RTM_NEWPREFIX: {
+		const struct prefixmsg *pm = NLMSG_DATA(nlh);
+
 		stats_inc(g_stats.notify_applied[NOTIFY_PREFIX]);
 		c->want_prefix = 1;
+		/* an RA refreshes lifetimes of its device's routes without a route message */
+		if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*pm)) && pm->prefix_ifindex > 0 &&
+		    push_u32(&c->aoifs, &c->naoifs, &c->aoifs_cap, (uint32_t)pm->prefix_ifindex))
+			stats_inc(g_stats.errors[CERR_NOMEM]);
 		break;
+	}
+	case RTM_NEWADDR:
+	case RTM_DELADDR: {
+		const struct ifaddrmsg *ifa = NLMSG_DATA(nlh);
+
+		/* an address's lifetimes are its prefix route's: changed with RTM_NEWADDR only */
+		stats_inc(g_stats.notify_applied[NOTIFY_ADDR]);
+		if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifa))) {
+			stats_inc(g_stats.malformed);
+			return;
+		}
+		if (ifa->ifa_family == AF_INET6 && ifa->ifa_index > 0 &&
+		    push_u32(&c->aoifs, &c->naoifs, &c->aoifs_cap, ifa->ifa_index))
+			stats_inc(g_stats.errors[CERR_NOMEM]);
+		break;
+	}
 	default:
 		return;
 	}
@@ -584,9 +609,10 @@ static void run_targeted(struct coll *c)
 	struct dump_ctx x = { .m = c->m, .pr = c->pr, .d = &c->delta };
 	int ret;
 
-	if (!c->noifs && !c->nprobes && !c->want_prefix && !c->want_nexthops && !c->want_groups)
+	if (!c->noifs && !c->naoifs && !c->nprobes && !c->want_prefix && !c->want_nexthops &&
+	    !c->want_groups)
 		return;
-	if (c->noifs || c->nprobes || c->want_groups) {
+	if (c->noifs || c->naoifs || c->nprobes || c->want_groups) {
 		ret = nlconn_open(&strict, NLCONN_STRICT);
 		if (ret) {
 			log_warn("targeted dumps: no strict socket: %s", strerror(-ret));
@@ -607,6 +633,17 @@ static void run_targeted(struct coll *c)
 		x.now_ms = snapshot_now_ms();
 		ret = dump_filtered(&strict, 0, c->oifs[i], &x);
 		targeted_done(TDUMP_LINK, ret == -ENODEV ? 0 : ret);
+	}
+	for (size_t i = 0; i < c->naoifs; i++) {
+		int dup = 0;
+
+		for (size_t k = 0; k < c->noifs && !dup; k++)
+			dup = c->oifs[k] == c->aoifs[i]; /* dumped above already */
+		if (dup)
+			continue;
+		x.now_ms = snapshot_now_ms();
+		ret = dump_filtered(&strict, 0, c->aoifs[i], &x);
+		targeted_done(TDUMP_ADDR, ret == -ENODEV ? 0 : ret);
 	}
 	for (size_t i = 0; i < c->nprobes; i++) {
 		x.now_ms = snapshot_now_ms();
@@ -636,7 +673,7 @@ static void run_targeted(struct coll *c)
 	mark_dirty(c);
 out:
 	nlconn_close(&strict);
-	c->noifs = c->nprobes = 0;
+	c->noifs = c->naoifs = c->nprobes = 0;
 	c->want_prefix = c->want_nexthops = c->want_groups = 0;
 }
 
@@ -725,7 +762,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 	mirror_free(c->m);
 	c->m = d;
 	c->m_valid = trusted;
-	c->noifs = c->nprobes = 0;
+	c->noifs = c->naoifs = c->nprobes = 0;
 	c->want_prefix = c->want_nexthops = c->want_groups = 0;
 	if (trusted) {
 		c->resync_backoff_ms = 0;
@@ -908,6 +945,7 @@ static void coll_close(struct coll *c)
 	mirror_free(c->m);
 	free(c->pr);
 	free(c->oifs);
+	free(c->aoifs);
 	free(c->probes);
 	memset(c, 0, sizeof(*c));
 	c->dump.fd = c->notify.fd = -1;

@@ -631,9 +631,14 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 			return ret;
 		}
 		if (!ecmp && entry_same(&e->r, r)) {
+			/* the same route: RTF_PREFIX_RT (known only from RTM_F_PREFIX dumps) stays */
+			uint8_t pfx = e->r.prefix_rt;
+
 			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
-			if (!ret)
+			if (!ret) {
+				e->r.prefix_rt |= pfx;
 				d->changed++;
+			}
 			return ret;
 		}
 	}

@@ -66,7 +66,7 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode)
 			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
 						RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
-						RTNLGRP_IPV6_PREFIX, 0);
+						RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR, 0);
 		if (ret < 0) {
 			nlconn_close(c);
 			return -EIO;

@@ -27,7 +27,7 @@ struct nlconn {
 
 enum nlconn_mode {
 	NLCONN_DUMP,   /* requests and their replies */
-	NLCONN_NOTIFY, /* subscribed to route, link, nexthop, rule and prefix events; non-blocking */
+	NLCONN_NOTIFY, /* route, link, nexthop, rule, prefix and address events; non-blocking */
 	NLCONN_STRICT, /* dumps with NETLINK_GET_STRICT_CHK: the kernel honours dump filters */
 };
 

@@ -39,6 +39,7 @@ enum notify_kind {
 	NOTIFY_NEXTHOP,
 	NOTIFY_RULE,
 	NOTIFY_PREFIX,
+	NOTIFY_ADDR,
 	NOTIFY__COUNT
 };
 
@@ -49,6 +50,7 @@ enum tdump_reason {
 	TDUMP_PREFIX,  /* RTF_PREFIX_RT marks (RTM_F_PREFIX dump) */
 	TDUMP_NEXTHOP, /* nexthop objects flushed or shrunk without a message */
 	TDUMP_GROUP,   /* tables with routes over a nexthop group that lost a member */
+	TDUMP_ADDR,    /* an address or an RA prefix changed: its device's routes' lifetimes */
 	TDUMP__COUNT
 };
 
