@@ -10,50 +10,9 @@
 #include <strings.h>
 
 #include "rtsnap/http_internal.h"
+#include "rtsnap/http_web.h" /* http_web_accepts_gzip(): one Accept-Encoding parser */
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/stats.h"
-
-/*
- * Does an Accept-Encoding value accept gzip? Tokens are comma-separated, case-insensitive,
- * with optional parameters; "q=0" refuses. "*" stands for any coding not named.
- */
-static int accepts_gzip(const char *ae)
-{
-	int gzip = -1, star = -1;
-
-	while (ae && *ae) {
-		const char *tok, *end, *semi;
-		size_t tl;
-		int ok = 1;
-
-		while (*ae == ' ' || *ae == '\t' || *ae == ',')
-			ae++;
-		tok = ae;
-		end = strchr(ae, ',');
-		if (!end)
-			end = ae + strlen(ae);
-		semi = memchr(tok, ';', (size_t)(end - tok));
-		tl = (size_t)((semi ? semi : end) - tok);
-		while (tl && (tok[tl - 1] == ' ' || tok[tl - 1] == '\t'))
-			tl--;
-		for (const char *p = semi; p && p < end;
-		     p = memchr(p + 1, ';', (size_t)(end - p - 1))) {
-			const char *q = p + 1;
-
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=')
-				ok = strtod(q + 2, NULL) > 0;
-		}
-		if ((tl == 4 && strncasecmp(tok, "gzip", 4) == 0) ||
-		    (tl == 6 && strncasecmp(tok, "x-gzip", 6) == 0))
-			gzip = ok;
-		else if (tl == 1 && tok[0] == '*')
-			star = ok;
-		ae = end;
-	}
-	return gzip >= 0 ? gzip : star > 0;
-}
 
 /* What in-flight responses pin (http_pin.c) and what the bound dropped. */
 static void render_pinned(struct strbuf *sb)
@@ -159,8 +118,8 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 
 	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
-	gzip = accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-							MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	gzip = http_web_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+								 MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	strbuf_reserve(&dyn, 8192);
 	render_metrics_scrape(rq->snap, rq->now_ms, &dyn);
 	render_http(&dyn);

@@ -28,6 +28,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/array.h"
 #include "rtsnap/log.h"
 #include "rtsnap/mirror.h"
 #include "rtsnap/names.h"
@@ -78,20 +79,7 @@ struct mpos {
 
 static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 {
-	size_t ncap, bytes;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (__builtin_mul_overflow(ncap, sz, &bytes))
-		return -ENOMEM;
-	p = realloc(*arr, bytes);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return array_grow(arr, cap, n, sz, 16);
 }
 
 static struct mtable *table_get(struct mirror *m, uint32_t id, int newest);
@@ -886,17 +874,17 @@ void mirror_clear_nhobjs(struct mirror *m)
 	m->nnhobjs = 0;
 }
 
-void mirror_prune_nhid_routes(struct mirror *m, struct mirror_delta *d)
+/* Remove every route for which drop(m, route, arg) is true. */
+static void remove_if(struct mirror *m,
+		      int (*drop)(const struct mirror *, const struct route *, uint32_t),
+		      uint32_t arg, struct mirror_delta *d)
 {
 	for (size_t ti = 0; ti < m->ntables; ti++) {
 		struct mtable *t = &m->tables[ti];
 		struct mpos p = { 0, 0 };
 
 		while (!pos_end(t, p)) {
-			uint32_t id = at(t, p)->r.nhid;
-			size_t k = nhobj_pos(m, id);
-
-			if (id && !(k < m->nnhobjs && m->nhobjs[k].id == id)) {
+			if (drop(m, &at(t, p)->r, arg)) {
 				remove_at(m, t, p);
 				d->removed++;
 				p = pos_fix(t, p);
@@ -905,6 +893,27 @@ void mirror_prune_nhid_routes(struct mirror *m, struct mirror_delta *d)
 			p = pos_next(t, p);
 		}
 	}
+}
+
+/* Over a nexthop object the mirror does not have. */
+static int over_unknown_nhobj(const struct mirror *m, const struct route *r, uint32_t unused)
+{
+	size_t k = nhobj_pos(m, r->nhid);
+
+	(void)unused;
+	return r->nhid && !(k < m->nnhobjs && m->nhobjs[k].id == r->nhid);
+}
+
+/* Over nexthop object id. */
+static int over_nhobj(const struct mirror *m, const struct route *r, uint32_t id)
+{
+	(void)m;
+	return r->nhid == id;
+}
+
+void mirror_prune_nhid_routes(struct mirror *m, struct mirror_delta *d)
+{
+	remove_if(m, over_unknown_nhobj, 0, d);
 }
 
 int mirror_has_groups(const struct mirror *m)
@@ -953,20 +962,7 @@ void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d)
 			(m->nnhobjs - i - 1) * sizeof(*m->nhobjs));
 		m->nnhobjs--;
 	}
-	for (size_t ti = 0; ti < m->ntables; ti++) {
-		struct mtable *t = &m->tables[ti];
-		struct mpos p = { 0, 0 };
-
-		while (!pos_end(t, p)) {
-			if (at(t, p)->r.nhid == id) {
-				remove_at(m, t, p);
-				d->removed++;
-				p = pos_fix(t, p);
-				continue;
-			}
-			p = pos_next(t, p);
-		}
-	}
+	remove_if(m, over_nhobj, id, d);
 }
 
 /* ---- RTF_PREFIX_RT ---- */

@@ -29,6 +29,7 @@
 #include <urcu-bp.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/array.h"
 #include "rtsnap/log.h"
 #include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
@@ -134,23 +135,9 @@ int snapshot_new(struct snapshot **out)
 	return 0;
 }
 
-/* Grow *arr (elements of size sz) so that one more fits. */
 static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 {
-	size_t ncap, bytes;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	if (__builtin_mul_overflow(ncap, sz, &bytes))
-		return -ENOMEM;
-	p = realloc(*arr, bytes);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return array_grow(arr, cap, n, sz, 64);
 }
 
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
