@@ -136,6 +136,7 @@ struct dump_ctx {
 	struct nlparse_route *pr;
 	int64_t now_ms;
 	struct mirror_delta *d; /* upsert mode (targeted dumps); NULL: load in dump order */
+	uint32_t marks;		/* prefix dumps: RTF_PREFIX_RT marks that changed */
 	uint32_t *ids;		/* rule dumps: tables named */
 	size_t nids, ids_cap;
 };
@@ -196,7 +197,7 @@ static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 	ret = nlparse_prefix_key(nlh, &k);
 	if (ret <= 0)
 		return ret;
-	mirror_mark_prefix(x->m, &k);
+	x->marks += (uint32_t)mirror_mark_prefix(x->m, &k);
 	return 0;
 }
 
@@ -607,7 +608,8 @@ static void run_targeted(struct coll *c)
 {
 	struct nlconn strict = { .fd = -1 };
 	struct dump_ctx x = { .m = c->m, .pr = c->pr, .d = &c->delta };
-	int ret;
+	uint32_t before = c->delta.added + c->delta.removed + c->delta.changed;
+	int ret, dirty = c->want_nexthops; /* objects were cleared and re-read */
 
 	if (!c->noifs && !c->naoifs && !c->nprobes && !c->want_prefix && !c->want_nexthops &&
 	    !c->want_groups)
@@ -648,9 +650,11 @@ static void run_targeted(struct coll *c)
 	for (size_t i = 0; i < c->nprobes; i++) {
 		x.now_ms = snapshot_now_ms();
 		ret = dump_filtered(&strict, c->probes[i], 0, &x);
-		if (!ret && !mirror_has_table(c->m, c->probes[i]) &&
-		    mirror_add_table(c->m, c->probes[i], 1))
-			ret = -ENOMEM;
+		if (!ret && !mirror_has_table(c->m, c->probes[i])) {
+			dirty = 1; /* a new (empty) table: its placeholder row */
+			if (mirror_add_table(c->m, c->probes[i], 1))
+				ret = -ENOMEM;
+		}
 		targeted_done(TDUMP_RULE, ret);
 	}
 	if (c->want_groups) {
@@ -670,7 +674,9 @@ static void run_targeted(struct coll *c)
 		ret = nlconn_dump(&c->dump, RTM_GETROUTE, &rtm, sizeof(rtm), on_prefix, &x);
 		targeted_done(TDUMP_PREFIX, ret);
 	}
-	mark_dirty(c);
+	/* publish only what the dumps changed: re-reading routes unchanged is no news */
+	if (dirty || x.marks || c->delta.added + c->delta.removed + c->delta.changed != before)
+		mark_dirty(c);
 out:
 	nlconn_close(&strict);
 	c->noifs = c->naoifs = c->nprobes = 0;

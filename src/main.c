@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rtsnap/io.h"
 #include "rtsnap/collector.h"
 #include "rtsnap/http.h"
 #include "rtsnap/log.h"
@@ -103,22 +104,6 @@ static void usage(FILE *f)
 	       "  -V, --version           print the version\n");
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int run_once(const char *format)
 {
 	struct snapshot *s = NULL;
@@ -129,7 +114,7 @@ static int run_once(const char *format)
 		return 1;
 	}
 	if (strcmp(format, "proc") == 0) {
-		ret = write_all(STDOUT_FILENO, s->proc_text, s->proc_len);
+		ret = io_write_all(STDOUT_FILENO, s->proc_text, s->proc_len);
 	} else {
 		struct render_seg *segs = NULL;
 		struct strbuf dyn = { 0 };
@@ -137,7 +122,7 @@ static int run_once(const char *format)
 
 		ret = n < 0 ? n : 0;
 		for (int i = 0; i < n && !ret; i++)
-			ret = write_all(STDOUT_FILENO, segs[i].p, segs[i].len);
+			ret = io_write_all(STDOUT_FILENO, segs[i].p, segs[i].len);
 		free(segs);
 		strbuf_free(&dyn);
 	}

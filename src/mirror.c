@@ -71,6 +71,20 @@ struct mirror {
 };
 
 static int is_group_id(const struct mirror *m, uint32_t id);
+static uint64_t fingerprint(const struct mroute *e);
+
+/*
+ * Count e as changed if it differs from what it was (fingerprint and deadline before the
+ * update): a dump that re-reads a route unchanged is no change to publish. A deadline counts
+ * when it moved by more than a second (a dump recomputes it from whole ticks).
+ */
+static void count_change(struct mirror_delta *d, const struct mroute *e, uint64_t fp0, int64_t exp0)
+{
+	int64_t dx = e->r.expires_ms - exp0;
+
+	if (fingerprint(e) != fp0 || dx > 1000 || dx < -1000)
+		d->changed++;
+}
 
 /* A position in a table: chunk c, record i. */
 struct mpos {
@@ -586,9 +600,13 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		if (pick.c == UINT32_MAX)
 			pick = fallback;
 		if (pick.c != UINT32_MAX) {
-			ret = mroute_set(m, at(t, pick), r, pr->nhs, pr_metrics(pr));
+			struct mroute *e = at(t, pick);
+			uint64_t fp0 = fingerprint(e);
+			int64_t exp0 = e->r.expires_ms;
+
+			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
 			if (!ret)
-				d->changed++;
+				count_change(d, e, fp0, exp0);
 			return ret;
 		}
 		ret = insert_route(m, t, hi, r, pr->nhs, pr_metrics(pr));
@@ -603,19 +621,25 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		struct mroute *e = at(t, p);
 
 		if (!e->r.nhid && shares_hop(e, pr)) {
+			uint64_t fp0 = fingerprint(e);
+			int64_t exp0 = e->r.expires_ms;
+
 			ret = merge_group(m, e, pr);
 			if (!ret)
-				d->changed++;
+				count_change(d, e, fp0, exp0);
 			return ret;
 		}
 	}
 	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
 		struct mroute *e = at(t, p);
 
+		uint64_t fp0 = fingerprint(e);
+		int64_t exp0 = e->r.expires_ms;
+
 		if (ecmp && ecmp_able(&e->r)) {
 			ret = merge_group(m, e, pr);
 			if (!ret)
-				d->changed++;
+				count_change(d, e, fp0, exp0);
 			return ret;
 		}
 		if (!ecmp && entry_same(&e->r, r)) {
@@ -625,7 +649,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
 			if (!ret) {
 				e->r.prefix_rt |= pfx;
-				d->changed++;
+				count_change(d, e, fp0, exp0);
 			}
 			return ret;
 		}

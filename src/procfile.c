@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rtsnap/io.h"
 #include "rtsnap/log.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/snapshot.h"
@@ -220,22 +221,6 @@ static int create_tmp(char *tmp, size_t len, int *named)
 	return -EEXIST;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int write_file(const struct snapshot *s)
 {
 	char tmp[NAME_MAX + 1];
@@ -247,7 +232,7 @@ static int write_file(const struct snapshot *s)
 	/* the mode asked for at creation went through the umask; readers need 0644 */
 	err = fchmod(fd, FILE_MODE) < 0 ? -errno : 0;
 	if (!err)
-		err = write_all(fd, s->proc_text, s->proc_len);
+		err = io_write_all(fd, s->proc_text, s->proc_len);
 	if (!err && !named) {
 		err = link_tmpfile(fd, tmp, sizeof(tmp));
 		named = !err;

@@ -153,15 +153,6 @@ const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct 
 /* The metrics of r, or NULL. */
 const struct route_metrics *snapshot_route_metrics(const struct snapshot *s, const struct route *r);
 
-/*
- * Any thread. Count routes of b that are not in a (*added) and of a not in b (*removed);
- * a route whose nexthops or attributes changed counts as one of each. Expiry deadlines are
- * not compared (they move with every dump). O(routes) time, temporary memory O(routes of a).
- * Returns 0 or -ENOMEM.
- */
-int snapshot_diff(const struct snapshot *a, const struct snapshot *b, uint32_t *added,
-		  uint32_t *removed) __attribute__((warn_unused_result));
-
 /* Any thread. Snapshots allocated and not yet freed (published, retired-but-referenced and
  * under construction). */
 long snapshot_live_count(void);

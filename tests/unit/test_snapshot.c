@@ -161,32 +161,11 @@ static void test_stress_publish_while_reading(void **state)
 	assert_int_equal(snapshot_live_count(), base); /* every retired snapshot was freed */
 }
 
-static void test_diff(void **state)
-{
-	struct snapshot *a = make(5, 10), *b = make(5, 12), *c = make(6, 10);
-	uint32_t add, rem;
-
-	(void)state;
-	assert_int_equal(snapshot_diff(a, b, &add, &rem), 0);
-	assert_int_equal(add, 2);
-	assert_int_equal(rem, 0);
-	assert_int_equal(snapshot_diff(b, a, &add, &rem), 0);
-	assert_int_equal(add, 0);
-	assert_int_equal(rem, 2);
-	assert_int_equal(snapshot_diff(a, c, &add, &rem), 0); /* metric changed on all */
-	assert_int_equal(add, 10);
-	assert_int_equal(rem, 10);
-	snapshot_free(a);
-	snapshot_free(b);
-	snapshot_free(c);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_and_views),
 		cmocka_unit_test(test_lifetime),
-		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_stress_publish_while_reading),
 	};
 
