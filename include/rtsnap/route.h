@@ -3,8 +3,9 @@
  * route.h - the compact route record held by a snapshot.
  *
  * One record per route message as the kernel's netlink dump lists it (a multipath route is one
- * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). Records are
- * plain data: they point into nothing and are owned by the snapshot's arrays.
+ * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). A record in a
+ * snapshot points only into the segment that holds it (its hops and metrics, segment.h); the
+ * mirror keeps its own copies of both beside the record and leaves the pointers NULL.
  */
 #ifndef RTSNAP_ROUTE_H
 #define RTSNAP_ROUTE_H
@@ -14,7 +15,7 @@
 
 #define ROUTE_PREF_NONE 0xff /* no RTA_PREF attribute */
 
-/* One nexthop: inline for single-path routes, in snapshot->nexthops for multipath. */
+/* One nexthop: inline for single-path routes, in the holder's hop array for multipath. */
 struct route_nh {
 	uint8_t gw[16];
 	uint32_t ifindex;
@@ -24,7 +25,7 @@ struct route_nh {
 	uint8_t pad;
 };
 
-/* RTAX_* metrics present on a route; stored in snapshot->metrics, index in route.metrics_idx. */
+/* RTAX_* metrics present on a route (route.metrics). */
 #define ROUTE_METRICS_MAX \
 	18 /* > RTAX_MAX on current kernels; unknown ids are counted and dropped */
 struct route_metrics {
@@ -37,15 +38,15 @@ struct route {
 	uint8_t dst[16];
 	uint8_t src[16];
 	uint8_t prefsrc[16];
-	uint32_t table;	      /* RTA_TABLE, else rtm_table */
-	uint32_t metric;      /* RTA_PRIORITY */
-	uint32_t nhid;	      /* RTA_NH_ID, 0 = none */
-	uint32_t rtm_flags;   /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
-	int64_t expires_ms;   /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
-	uint32_t nh_idx;      /* multipath: first nexthop in snapshot->nexthops; else unused */
-	uint32_t metrics_idx; /* index in snapshot->metrics, UINT32_MAX = none */
-	struct route_nh nh;   /* single path (nh_count == 1) */
-	uint16_t nh_count;    /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
+	uint32_t table;	    /* RTA_TABLE, else rtm_table */
+	uint32_t metric;    /* RTA_PRIORITY */
+	uint32_t nhid;	    /* RTA_NH_ID, 0 = none */
+	uint32_t rtm_flags; /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
+	int64_t expires_ms; /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
+	const struct route_nh *nhs;	     /* multipath: its nh_count hops; else NULL */
+	const struct route_metrics *metrics; /* or NULL */
+	struct route_nh nh;		     /* single path (nh_count == 1) */
+	uint16_t nh_count; /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
 	uint8_t dst_len;
 	uint8_t src_len;
 	uint8_t protocol; /* RTPROT_* */
