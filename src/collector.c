@@ -46,6 +46,7 @@
 #include "rtsnap/nlconn.h"
 #include "rtsnap/nlparse.h"
 #include "rtsnap/procfile.h"
+#include "rtsnap/segment.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
@@ -901,9 +902,12 @@ static void *collector_main(void *arg)
 			wake = c->resync_at;
 		if (c->dirty && publish_at(c) < wake)
 			wake = publish_at(c);
+		if (segment_reclaim_pending() && wake > now + 1100)
+			wake = now + 1100; /* freed segment memory to give back once idle */
 		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			break;
+		segment_reclaim();
 		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
 

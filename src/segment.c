@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,14 +27,20 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static long s_live;	       /* atomic */
-static size_t s_freed;	       /* atomic: bytes of segments freed since the last trim */
-static int64_t s_last_trim_ms; /* atomic */
+static long s_live;		/* atomic */
+static size_t s_freed;		/* atomic: bytes of segments freed since the last trim */
+static int64_t s_last_trim_ms;	/* atomic */
+static int64_t s_last_build_ms; /* atomic: when a segment was last built */
 
 /* Hand free heap pages back to the kernel once enough segment memory was freed, at most once
  * a second: segments are small allocations from malloc's arenas (below the mmap threshold),
  * which a free() alone does not give back, so without it RSS stays at its peak after slow
  * readers let go of old snapshots. */
+int segment_reclaim_pending(void)
+{
+	return __atomic_load_n(&s_freed, __ATOMIC_RELAXED) >= SEGMENT_TRIM_BYTES;
+}
+
 void segment_reclaim(void)
 {
 	int64_t now, last = __atomic_load_n(&s_last_trim_ms, __ATOMIC_RELAXED);
@@ -41,8 +48,11 @@ void segment_reclaim(void)
 	if (__atomic_load_n(&s_freed, __ATOMIC_RELAXED) < SEGMENT_TRIM_BYTES)
 		return;
 	now = now_ms();
-	if (now - last < 1000 || !__atomic_compare_exchange_n(&s_last_trim_ms, &last, now, 0,
-							      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	/* while segments are being built the freed memory is about to be reused: trimming then
+	 * would only make the kernel clear the same pages again */
+	if (now - last < 1000 || now - __atomic_load_n(&s_last_build_ms, __ATOMIC_RELAXED) < 1000 ||
+	    !__atomic_compare_exchange_n(&s_last_trim_ms, &last, now, 0, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&s_freed, 0, __ATOMIC_RELAXED);
 	malloc_trim(0);
@@ -61,21 +71,11 @@ void segment_get(struct segment *g)
 static void segment_free(struct segment *g)
 {
 #ifdef RTSNAP_POISON
-	if (g->routes)
-		memset(g->routes, 0x6b, g->n * sizeof(*g->routes));
-	if (g->proc && g->proc_off)
-		memset(g->proc, 0x6b, g->proc_off[g->n]);
+	memset(g->routes, 0x6b, g->n * sizeof(*g->routes));
+	memset(g->proc, 0x6b, g->proc_off[g->n]);
 #endif
-	free(g->routes); /* one block with the hops and metrics */
-	free(g->exp);
-	free(g->proc);
-	free(g->proc_off);
-	free(g->json);
-	free(g->json_off);
-	free(g->kinds);
-	free(g->devs);
 	__atomic_add_fetch(&s_freed, g->bytes, __ATOMIC_RELAXED);
-	free(g);
+	free(g); /* one block: see segment_build() */
 	__atomic_sub_fetch(&s_live, 1, __ATOMIC_RELAXED);
 }
 
@@ -85,66 +85,100 @@ void segment_put(struct segment *g)
 		segment_free(g);
 }
 
-/* Count key once in the sorted list *v of *n (capacity *cap). */
-static int count_add(struct segment_count **v, uint32_t *n, uint32_t *cap, uint32_t key)
+/* Count key once in the sorted list v of *n entries (v has room for every key offered). */
+static void count_add(struct segment_count *v, uint32_t *n, uint32_t key)
 {
 	uint32_t lo = 0, hi = *n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if ((*v)[mid].key < key)
+		if (v[mid].key < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < *n && (*v)[lo].key == key) {
-		(*v)[lo].n++;
-		return 0;
+	if (lo < *n && v[lo].key == key) {
+		v[lo].n++;
+		return;
 	}
-	if (*n == *cap) {
-		uint32_t nc = *cap ? 2 * *cap : 4;
-		struct segment_count *p = realloc(*v, nc * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = nc;
-	}
-	memmove(&(*v)[lo + 1], &(*v)[lo], (*n - lo) * sizeof(**v));
-	(*v)[lo].key = key;
-	(*v)[lo].n = 1;
+	memmove(&v[lo + 1], &v[lo], (*n - lo) * sizeof(*v));
+	v[lo].key = key;
+	v[lo].n = 1;
 	(*n)++;
-	return 0;
 }
 
-/* Aggregates of record r: kinds, multipath, devices (a route counts once per device). */
-static int aggregate(struct segment *g, const struct route *r, uint32_t *kcap, uint32_t *dcap)
+/* What segment_build() collects before it knows the sizes: kept per thread between calls, so
+ * that building a segment allocates nothing but the segment. */
+struct scratch {
+	struct strbuf proc, json;
+	uint32_t proc_off[SEGMENT_MAX + 1], json_off[SEGMENT_MAX + 1];
+	uint16_t exp[SEGMENT_MAX];
+	struct segment_count kinds[SEGMENT_MAX];
+	struct segment_count *devs; /* one per hop at most */
+	size_t devs_cap;
+};
+static pthread_key_t s_scratch_key;
+static pthread_once_t s_scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p)
+{
+	struct scratch *x = p;
+
+	strbuf_free(&x->proc);
+	strbuf_free(&x->json);
+	free(x->devs);
+	free(x);
+}
+
+static void scratch_key_init(void)
+{
+	if (pthread_key_create(&s_scratch_key, scratch_free))
+		abort(); /* only when the process is out of keys, at its start */
+}
+
+/* This thread's scratch buffers (freed when the thread exits), or NULL on -ENOMEM. */
+static struct scratch *scratch_get(void)
+{
+	struct scratch *x;
+
+	pthread_once(&s_scratch_once, scratch_key_init);
+	x = pthread_getspecific(s_scratch_key);
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (x && pthread_setspecific(s_scratch_key, x)) {
+			free(x);
+			x = NULL;
+		}
+	}
+	return x;
+}
+
+/* The kinds, devices and prefix lengths of record r (a route counts once per device). */
+static void aggregate(struct segment *g, struct scratch *x, const struct route *r)
 {
 	if (r->placeholder)
-		return 0;
+		return;
 	if (r->src_len)
 		g->lens0[r->dst_len / 64] |= 1ull << (r->dst_len % 64);
 	else
 		g->lens1[r->dst_len / 64] |= 1ull << (r->dst_len % 64);
-	if (count_add(&g->kinds, &g->nkinds, kcap, (uint32_t)r->protocol << 8 | r->type))
-		return -ENOMEM;
+	count_add(x->kinds, &g->nkinds, (uint32_t)r->protocol << 8 | r->type);
 	if (r->nh_count > 1) {
 		g->mp_routes++;
 		g->mp_nh += r->nh_count;
 	}
 	for (unsigned int j = 0; j < r->nh_count; j++) {
-		const struct route_nh *nh = r->nh_count > 1 ? &r->nhs[j] : &r->nh;
+		const struct route_nh *nh = route_nh(r, j);
 		int seen = 0;
 
 		if (!nh->ifindex)
 			continue;
 		for (unsigned int k = 0; k < j && !seen; k++)
 			seen = r->nhs[k].ifindex == nh->ifindex;
-		if (!seen && count_add(&g->devs, &g->ndevs, dcap, nh->ifindex))
-			return -ENOMEM;
+		if (!seen)
+			count_add(x->devs, &g->ndevs, nh->ifindex);
 	}
-	return 0;
 }
 
 /* Append record k's bytes [off[k], off[k + 1]) of text to sb. */
@@ -153,102 +187,141 @@ static void copy_text(struct strbuf *sb, const char *text, const uint32_t *off, 
 	strbuf_append(sb, text + off[k], off[k + 1] - off[k]);
 }
 
+/* Advance *at to a multiple of align and reserve n bytes there; returns the offset. */
+static size_t place(size_t *at, size_t n, size_t align)
+{
+	size_t o = (*at + align - 1) / align * align;
+
+	*at = o + n;
+	return o;
+}
+
 int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segment_in *in,
 		  uint32_t n, const struct segment *prev, struct segment **out)
 {
-	struct segment *g = calloc(1, sizeof(*g));
-	struct strbuf proc = { 0 }, json = { 0 };
-	size_t nnh = 0, nmet = 0, sz;
-	struct route_nh *nhp;
-	struct route_metrics *mp;
-	uint32_t kcap = 0, dcap = 0;
+	struct scratch *x = scratch_get();
+	struct segment tmp, *g;
+	size_t nnh = 0, nmet = 0, hops = 0, at = sizeof(*g);
+	size_t o_routes, o_met, o_nh, o_poff, o_joff, o_exp, o_kinds, o_devs, o_proc, o_json;
 	int64_t now = now_ms();
 	char *block;
 
-	if (!g)
+	if (n > SEGMENT_MAX)
+		return -EINVAL;
+	if (!x)
 		return -ENOMEM;
-	__atomic_add_fetch(&s_live, 1, __ATOMIC_RELAXED);
-	g->refs = 1;
-	g->table = table;
-	g->n = n;
+	memset(&tmp, 0, sizeof(tmp));
 	for (uint32_t i = 0; i < n; i++) {
 		if (in[i].r->nh_count > 1)
 			nnh += in[i].r->nh_count;
 		if (in[i].m && in[i].m->mask)
 			nmet++;
-		g->nexp += in[i].r->expires_ms != 0;
+		hops += in[i].r->nh_count;
 	}
-	/* records, then metrics, then hops: one block, every part aligned for its type */
-	sz = n * sizeof(struct route) + nmet * sizeof(struct route_metrics) +
-	     nnh * sizeof(struct route_nh);
-	block = malloc(sz ? sz : 1);
-	g->proc_off = malloc((n + 1) * sizeof(*g->proc_off));
-	g->json_off = malloc((n + 1) * sizeof(*g->json_off));
-	g->exp = g->nexp ? malloc(g->nexp * sizeof(*g->exp)) : NULL;
-	g->routes = (struct route *)block;
-	if (!block || !g->proc_off || !g->json_off || (g->nexp && !g->exp))
-		goto nomem;
-	mp = (struct route_metrics *)(block + n * sizeof(struct route));
-	nhp = (struct route_nh *)(block + n * sizeof(struct route) +
-				  nmet * sizeof(struct route_metrics));
-	g->nexp = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		struct route *d = &g->routes[i];
+	if (hops > x->devs_cap) {
+		struct segment_count *d = realloc(x->devs, hops * sizeof(*d));
 
-		*d = *in[i].r;
-		d->nhs = NULL;
-		d->metrics = NULL;
-		if (d->nh_count > 1) {
-			memcpy(nhp, in[i].nhs, d->nh_count * sizeof(*nhp));
-			d->nhs = nhp;
-			nhp += d->nh_count;
-		}
-		if (in[i].m && in[i].m->mask) {
-			*mp = *in[i].m;
-			d->metrics = mp++;
-		}
-		if (d->expires_ms)
-			g->exp[g->nexp++] = (uint16_t)i;
-		g->lines += d->nh_count > 1 ? d->nh_count : 1;
-		g->nreal += !d->placeholder;
-		if (aggregate(g, d, &kcap, &dcap))
-			goto nomem;
+		if (!d)
+			return -ENOMEM;
+		x->devs = d;
+		x->devs_cap = hops;
 	}
-	strbuf_reserve(&proc, (size_t)g->lines * 150 + 1);
-	strbuf_reserve(&json, (size_t)n * 200 + 1);
+	/* text and aggregates first, into the scratch buffers */
+	x->proc.len = x->json.len = 0;
+	x->proc.failed = x->json.failed = false;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct route *r = &g->routes[i];
+		/* the aggregates and renderers read hops and metrics through the record */
+		struct route rr = *in[i].r;
+		const struct route *r = &rr;
 
-		g->proc_off[i] = (uint32_t)proc.len;
-		g->json_off[i] = (uint32_t)json.len;
+		rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
+		rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
+		x->proc_off[i] = (uint32_t)x->proc.len;
+		x->json_off[i] = (uint32_t)x->json.len;
+		tmp.lines += r->nh_count > 1 ? r->nh_count : 1;
+		tmp.nreal += !r->placeholder;
+		if (r->expires_ms)
+			x->exp[tmp.nexp++] = (uint16_t)i;
+		aggregate(&tmp, x, r);
 		if (prev && in[i].src >= 0 && (uint32_t)in[i].src < prev->n) {
-			copy_text(&proc, prev->proc, prev->proc_off, (uint32_t)in[i].src);
-			copy_text(&json, prev->json, prev->json_off, (uint32_t)in[i].src);
+			copy_text(&x->proc, prev->proc, prev->proc_off, (uint32_t)in[i].src);
+			copy_text(&x->json, prev->json, prev->json_off, (uint32_t)in[i].src);
 			continue;
 		}
-		render_proc_route(ctx, r, &proc);
+		render_proc_route(ctx, r, &x->proc);
 		if (!r->placeholder) {
-			strbuf_putc(&json, ',');
-			render_json_route(ctx, r, now, &json);
+			strbuf_putc(&x->json, ',');
+			render_json_route(ctx, r, now, &x->json);
 		}
 	}
-	g->proc_off[n] = (uint32_t)proc.len;
-	g->json_off[n] = (uint32_t)json.len;
-	if (proc.failed || json.failed || proc.len > UINT32_MAX || json.len > UINT32_MAX)
-		goto nomem;
-	g->proc = strbuf_detach(&proc, &sz);
-	g->json = strbuf_detach(&json, &sz);
-	g->bytes = sizeof(*g) + n * sizeof(struct route) + nmet * sizeof(struct route_metrics) +
-		   nnh * sizeof(struct route_nh) + g->proc_off[n] + g->json_off[n] +
-		   2 * (n + 1) * sizeof(uint32_t) + g->nexp * sizeof(*g->exp) +
-		   (kcap + dcap) * sizeof(struct segment_count);
+	x->proc_off[n] = (uint32_t)x->proc.len;
+	x->json_off[n] = (uint32_t)x->json.len;
+	if (x->proc.failed || x->json.failed || x->proc.len > UINT32_MAX ||
+	    x->json.len > UINT32_MAX)
+		return -ENOMEM;
+
+	/* one block: the segment, its records, metrics, hops, offsets, lists and text */
+	o_routes = place(&at, n * sizeof(struct route), _Alignof(struct route));
+	o_met = place(&at, nmet * sizeof(struct route_metrics), _Alignof(struct route_metrics));
+	o_nh = place(&at, nnh * sizeof(struct route_nh), _Alignof(struct route_nh));
+	o_poff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
+	o_joff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
+	o_kinds =
+	    place(&at, tmp.nkinds * sizeof(struct segment_count), _Alignof(struct segment_count));
+	o_devs =
+	    place(&at, tmp.ndevs * sizeof(struct segment_count), _Alignof(struct segment_count));
+	o_exp = place(&at, tmp.nexp * sizeof(uint16_t), _Alignof(uint16_t));
+	o_proc = place(&at, x->proc.len, 1);
+	o_json = place(&at, x->json.len, 1);
+	block = malloc(at);
+	if (!block)
+		return -ENOMEM;
+	g = (struct segment *)block;
+	*g = tmp;
+	g->refs = 1;
+	g->table = table;
+	g->n = n;
+	g->bytes = at;
+	g->routes = (struct route *)(block + o_routes);
+	g->proc_off = (uint32_t *)(block + o_poff);
+	g->json_off = (uint32_t *)(block + o_joff);
+	g->kinds = (struct segment_count *)(block + o_kinds);
+	g->devs = (struct segment_count *)(block + o_devs);
+	g->exp = (uint16_t *)(block + o_exp);
+	g->proc = block + o_proc;
+	g->json = block + o_json;
+	memcpy(g->proc_off, x->proc_off, (n + 1) * sizeof(uint32_t));
+	memcpy(g->json_off, x->json_off, (n + 1) * sizeof(uint32_t));
+	memcpy(g->kinds, x->kinds, g->nkinds * sizeof(*g->kinds));
+	memcpy(g->devs, x->devs, g->ndevs * sizeof(*g->devs));
+	memcpy(g->exp, x->exp, g->nexp * sizeof(*g->exp));
+	memcpy(g->proc, x->proc.buf, x->proc.len);
+	memcpy(g->json, x->json.buf, x->json.len);
+	{
+		struct route_metrics *mp = (struct route_metrics *)(block + o_met);
+		struct route_nh *nhp = (struct route_nh *)(block + o_nh);
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct route *d = &g->routes[i];
+
+			*d = *in[i].r;
+			d->nhs = NULL;
+			d->metrics = NULL;
+			if (d->nh_count > 1) {
+				memcpy(nhp, in[i].nhs, d->nh_count * sizeof(*nhp));
+				d->nhs = nhp;
+				nhp += d->nh_count;
+			}
+			if (in[i].m && in[i].m->mask) {
+				*mp = *in[i].m;
+				d->metrics = mp++;
+			}
+		}
+	}
+	__atomic_add_fetch(&s_live, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s_last_build_ms, now, __ATOMIC_RELAXED);
 	*out = g;
 	return 0;
-nomem:
-	strbuf_free(&proc);
-	strbuf_free(&json);
-	segment_put(g);
-	return -ENOMEM;
 }
 
 int segment_placeholder(const struct route_ctx *ctx, uint32_t table, struct segment **out)

@@ -84,9 +84,13 @@ void segment_get(struct segment *g);
 void segment_put(struct segment *g);
 
 /* Any thread, after dropping segments: give freed heap memory back to the kernel when at
- * least SEGMENT_TRIM_BYTES were freed since the last time (at most once a second). */
+ * least SEGMENT_TRIM_BYTES were freed since the last time, no segment was built in the last
+ * second (else the memory is about to be reused), and not more than once a second.
+ * segment_reclaim_pending(): whether that much is waiting (the collector then looks again
+ * once it has been idle for a second). */
 #define SEGMENT_TRIM_BYTES (16u << 20)
 void segment_reclaim(void);
+int segment_reclaim_pending(void);
 
 /* Any thread. Segments allocated and not yet freed. */
 long segment_live_count(void);
