@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -993,6 +994,7 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 {
 	struct http_gen *gen = calloc(1, sizeof(*gen));
 	int tls = wc && wc->tls;
+	unsigned int mhd_limit;
 
 	if (!gen) {
 		webconfig_free(wc);
@@ -1004,6 +1006,13 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		gen_free(gen);
 		return -ENOTSUP;
 	}
+	/*
+	 * The gate enforces --max-connections (s_limit); libmicrohttpd's limit, which it splits
+	 * between its workers, is twice s_limit per worker, so that it never refuses a
+	 * connection the gate hands over: a 0.9.75 worker that does leaves its cleanup mutex
+	 * locked and hangs (see http_gate.c). It allocates nothing per unused slot.
+	 */
+	mhd_limit = s_limit > UINT_MAX / 2 / s_threads ? UINT_MAX : s_limit * 2 * s_threads;
 	for (unsigned int i = 0; i < s_nlisten; i++) {
 		struct MHD_OptionItem tlsopts[] = {
 			{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
@@ -1022,7 +1031,7 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
 			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | (tls ? MHD_USE_TLS : 0),
 		    0, NULL, NULL, on_request, gen, MHD_OPTION_THREAD_POOL_SIZE, s_threads,
-		    MHD_OPTION_CONNECTION_LIMIT, s_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		    MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
 		    s_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,

@@ -34,6 +34,15 @@
  * thread holds target_lock from its decision through MHD_add_connection, so once
  * http_gate_switch() returns no connection reaches the previous daemon any more.
  *
+ * The gate alone enforces --max-connections: libmicrohttpd's own limit is set far above it
+ * (http.c), because a 0.9.75 worker that refuses a handed-over connection at its limit
+ * (new_connection_process_, "Server reached connection limit") leaves its
+ * cleanup_connection_mutex locked, and then hangs on the next request or at shutdown (fixed
+ * in 1.0). Its pick of a worker does not count connections queued to a worker but not yet
+ * started, so a burst could send two connections to a worker with room for one. Handovers
+ * not yet started by libmicrohttpd (inflight) count as taken, so that a burst does not hand
+ * over more connections than there are slots.
+ *
  * One thread per listener runs an epoll loop over the listen socket, the waiting connections
  * (edge-triggered: a peek leaves the bytes in place) and an eventfd that stops it. Waiting
  * connections are kept in accept order, which is also deadline order; answered ones (being
@@ -84,9 +93,10 @@ struct http_gate {
 	int tls;		/* under target_lock */
 	unsigned int conn_limit, header_ms;
 	unsigned int mhd_conns; /* atomic: libmicrohttpd's open connections */
+	int inflight;		/* atomic: handed over, not yet started by libmicrohttpd */
 	pthread_t thread;
 	int running;
-	int64_t accept_paused_until, last_warn_ms;
+	int64_t accept_paused_until, last_warn_ms, last_handover_ms;
 	uint32_t cap, nfree, free_head;
 	uint32_t head[L__COUNT], tail[L__COUNT], count[L__COUNT];
 	struct gate_conn *c;
@@ -364,8 +374,21 @@ static void head_check(const char *buf, size_t len, struct head *h)
 	}
 }
 
-/* Hand slot i to libmicrohttpd (target_lock held). */
-static void hand_over(struct http_gate *g, uint32_t i)
+/* libmicrohttpd slots not taken (open connections and handovers it has not started yet). */
+static int slots_free(struct http_gate *g, int64_t now)
+{
+	int used = (int)__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED);
+	int inflight = __atomic_load_n(&g->inflight, __ATOMIC_RELAXED);
+
+	/* a handover that libmicrohttpd dropped before starting it is never notified */
+	if (inflight > 0 && now - g->last_handover_ms > 1000)
+		__atomic_store_n(&g->inflight, inflight = 0, __ATOMIC_RELAXED);
+	return (int)g->conn_limit - used - (inflight > 0 ? inflight : 0);
+}
+
+/* Hand slot i to libmicrohttpd (target_lock held). Its own limit is far above ours (http.c),
+ * so it does not refuse for want of a slot. */
+static void hand_over(struct http_gate *g, uint32_t i, int64_t now)
 {
 	struct gate_conn *c = &g->c[i];
 	int fd = c->fd;
@@ -373,6 +396,8 @@ static void hand_over(struct http_gate *g, uint32_t i)
 	epoll_ctl(g->efd, EPOLL_CTL_DEL, fd, NULL);
 	c->fd = -1; /* libmicrohttpd's now, closed by it even on failure */
 	conn_free(g, i);
+	__atomic_add_fetch(&g->inflight, 1, __ATOMIC_RELAXED);
+	g->last_handover_ms = now;
 	if (MHD_add_connection(g->mhd, fd, (struct sockaddr *)&c->addr, c->alen) != MHD_YES)
 		stats_inc(g_stats.http_busy);
 }
@@ -393,12 +418,14 @@ static void on_readable_tls(struct http_gate *g, uint32_t i)
 		return;
 	}
 	if (b == 0x16) { /* TLS handshake record */
-		if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
+		int64_t now = mono_ms();
+
+		if (slots_free(g, now) <= 0) {
 			stats_inc(g_stats.http_busy);
 			conn_free(g, i);
 			return;
 		}
-		hand_over(g, i);
+		hand_over(g, i, now);
 		return;
 	}
 	if (b >= 'A' && b <= 'Z') {
@@ -413,6 +440,7 @@ static void on_readable_plain(struct http_gate *g, uint32_t i)
 {
 	struct gate_conn *c = &g->c[i];
 	struct head h;
+	int64_t now;
 	ssize_t n;
 	size_t he;
 
@@ -448,12 +476,13 @@ static void on_readable_plain(struct http_gate *g, uint32_t i)
 		answer(g, i, h.status, h.why, h.head_only, h.path, h.path_len);
 		return;
 	}
-	if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
+	now = mono_ms();
+	if (slots_free(g, now) <= 0) {
 		stats_inc(g_stats.http_busy);
 		answer(g, i, 503, "too many connections", h.head_only, h.path, h.path_len);
 		return;
 	}
-	hand_over(g, i);
+	hand_over(g, i, now);
 }
 
 static void on_readable(struct http_gate *g, uint32_t i)
@@ -638,9 +667,11 @@ void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 
 	(void)conn;
 	(void)socket_context;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		__atomic_add_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
-	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+		if (__atomic_sub_fetch(&g->inflight, 1, __ATOMIC_RELAXED) < 0)
+			__atomic_store_n(&g->inflight, 0, __ATOMIC_RELAXED); /* was reset */
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
 		__atomic_sub_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
 }
 
