@@ -109,6 +109,7 @@ static enum MHD_Result queue(struct http_req *rq, unsigned int status, struct MH
 
 	if (!r)
 		return MHD_NO;
+	http_gate_request_complete(rq->conn); /* answered: a body it may carry is not awaited */
 	ret = MHD_queue_response(rq->conn, status, r);
 	MHD_destroy_response(r);
 	count_request(rq->ep, status);
@@ -718,6 +719,7 @@ static enum MHD_Result send_401(struct http_req *rq)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	http_gate_request_complete(rq->conn);
 	ret = MHD_queue_basic_auth_fail_response(rq->conn, "rtsnapd", r);
 	MHD_destroy_response(r);
 	count_request(rq->ep, 401);
@@ -780,6 +782,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0; /* a GET with a body: ignore the body */
 		return MHD_YES;
 	}
+	http_gate_request_complete(conn); /* before rendering, however long that takes */
 	if (!e)
 		return http_send_error(&rq, 404, "no such endpoint: %.128s", url);
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
@@ -1035,7 +1038,8 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		    s_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-		    gen_notify, &gen->gl[i], MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
+		    gen_notify, &gen->gl[i], MHD_OPTION_NOTIFY_COMPLETED, http_gate_completed, NULL,
+		    MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
 		if (!gen->mhd[i]) {
 			log_err("cannot start the HTTP%s server on %s", tls ? "S" : "",
 				s_listen[i]);
