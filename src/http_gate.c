@@ -19,7 +19,7 @@
  *   - when libmicrohttpd's connections are all in use, a complete request waits a little for
  *     one (see "Eviction" below), then the answer is 503 (JSON), not a close.
  * Only the first request head of a connection is parsed here; what follows is libmicrohttpd's
- * (its own errors are HTML). But its idle timer is reset by every
+ * (its own errors are made JSON by http_mhd_errors.c). But its idle timer is reset by every
  * byte, so a client that sends one valid request and then trickles the next could hold a
  * slot for ever: see "After the handover" below.
  *
