@@ -130,7 +130,7 @@ struct gate_keep {
 	int shut;		       /* shut down, waiting for libmicrohttpd to close it */
 	int64_t wait_ms;	       /* since when it has been waiting for its client */
 	int64_t deadline_ms;
-	int64_t rx_ms; /* K_IDLE: when data last arrived, as last seen (-1: cannot tell) */
+	int64_t rx_ms; /* K_IDLE: data after this is a new request (arm time, or data seen) */
 };
 
 struct gate_conn {
@@ -284,7 +284,7 @@ static void keep_arm(struct gate_keep *k, int phase)
 		if (k->phase != K_OFF)
 			keep_unlink(g, k);
 		k->wait_ms = now;
-		k->rx_ms = phase == K_IDLE ? last_rx_ms(k->fd, now) : -1;
+		k->rx_ms = now; /* the last request's bytes all came before its response ended */
 		keep_append(g, k, phase, now);
 	}
 	pthread_mutex_unlock(&g->keep_lock);
@@ -301,12 +301,12 @@ static int64_t keep_expire(struct http_gate *g, int64_t now)
 		int phase = k->phase;
 
 		keep_unlink(g, k);
-		if (phase == K_IDLE && k->rx_ms >= 0) {
-			int64_t rx = last_rx_ms(k->fd, now);
+		if (phase == K_IDLE) {
+			int64_t rx = last_rx_ms(k->fd, now); /* -1 on a unix socket: due now */
 
 			if (rx >= 0) { /* data since the last look: a request has begun */
 				phase = rx > k->rx_ms + GATE_RX_SLACK_MS ? K_LATER : K_IDLE;
-				k->rx_ms = rx;
+				k->rx_ms = rx > k->rx_ms ? rx : k->rx_ms;
 				keep_append(g, k, phase, now);
 				continue;
 			}
