@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -108,6 +109,7 @@ static enum MHD_Result queue(struct http_req *rq, unsigned int status, struct MH
 
 	if (!r)
 		return MHD_NO;
+	http_gate_request_complete(rq->conn); /* answered: a body it may carry is not awaited */
 	ret = MHD_queue_response(rq->conn, status, r);
 	MHD_destroy_response(r);
 	count_request(rq->ep, status);
@@ -722,6 +724,7 @@ static enum MHD_Result send_401(struct http_req *rq)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	http_gate_request_complete(rq->conn);
 	ret = MHD_queue_basic_auth_fail_response(rq->conn, "rtsnapd", r);
 	MHD_destroy_response(r);
 	count_request(rq->ep, 401);
@@ -784,6 +787,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0; /* a GET with a body: ignore the body */
 		return MHD_YES;
 	}
+	http_gate_request_complete(conn); /* before rendering, however long that takes */
 	if (!e)
 		return http_send_error(&rq, 404, "no such endpoint: %.128s", url);
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
@@ -998,6 +1002,7 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 {
 	struct http_gen *gen = calloc(1, sizeof(*gen));
 	int tls = wc && wc->tls;
+	unsigned int mhd_limit;
 
 	if (!gen) {
 		webconfig_free(wc);
@@ -1009,6 +1014,13 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		gen_free(gen);
 		return -ENOTSUP;
 	}
+	/*
+	 * The gate enforces --max-connections (s_limit); libmicrohttpd's limit, which it splits
+	 * between its workers, is twice s_limit per worker, so that it never refuses a
+	 * connection the gate hands over: a 0.9.75 worker that does leaves its cleanup mutex
+	 * locked and hangs (see http_gate.c). It allocates nothing per unused slot.
+	 */
+	mhd_limit = s_limit > UINT_MAX / 2 / s_threads ? UINT_MAX : s_limit * 2 * s_threads;
 	for (unsigned int i = 0; i < s_nlisten; i++) {
 		struct MHD_OptionItem tlsopts[] = {
 			{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
@@ -1027,11 +1039,12 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
 			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | (tls ? MHD_USE_TLS : 0),
 		    0, NULL, NULL, on_request, gen, MHD_OPTION_THREAD_POOL_SIZE, s_threads,
-		    MHD_OPTION_CONNECTION_LIMIT, s_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		    MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
 		    s_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-		    gen_notify, &gen->gl[i], MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
+		    gen_notify, &gen->gl[i], MHD_OPTION_NOTIFY_COMPLETED, http_gate_completed, NULL,
+		    MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
 		if (!gen->mhd[i]) {
 			log_err("cannot start the HTTP%s server on %s", tls ? "S" : "",
 				s_listen[i]);

@@ -16,9 +16,12 @@
  *     its request at once always gets in;
  *   - the head is read with MSG_PEEK, so libmicrohttpd later reads the same bytes itself; what
  *     it would refuse with HTML is refused here with the same status and a JSON body;
- *   - when libmicrohttpd's connections are all in use the answer is 503 (JSON), not a close.
- * Only the first request of a connection passes through here: later requests on a kept-alive
- * connection are libmicrohttpd's alone (its idle timeout applies; its own errors are HTML).
+ *   - when libmicrohttpd's connections are all in use, a complete request waits a little for
+ *     one (see "Eviction" below), then the answer is 503 (JSON), not a close.
+ * Only the first request head of a connection is parsed here; what follows is libmicrohttpd's
+ * (its own errors are made JSON by http_mhd_errors.c). But its idle timer is reset by every
+ * byte, so a client that sends one valid request and then trickles the next could hold a
+ * slot for ever: see "After the handover" below.
  *
  * TLS listeners (--web-config-file with a certificate): the bytes are encrypted, so the gate
  * does not parse a request head. It waits (--header-timeout, as above) for the first byte of
@@ -34,15 +37,60 @@
  * thread holds target_lock from its decision through MHD_add_connection, so once
  * http_gate_switch() returns no connection reaches the previous daemon any more.
  *
+ * After the handover (issue 13, kept-alive connections). libmicrohttpd tells us when it takes
+ * a connection (MHD_CONNECTION_NOTIFY_STARTED), when a response has been sent in full
+ * (MHD_OPTION_NOTIFY_COMPLETED) and, before it closes the socket, that it closes it
+ * (MHD_CONNECTION_NOTIFY_CLOSED); http.c tells us when a request is complete and about to be
+ * answered. Each libmicrohttpd connection has a struct gate_keep in its socket_context, which
+ * is "armed" (in this gate's keep list, under keep_lock) while the connection waits for its
+ * client, i.e. from the handover or the end of a response until the next request is complete:
+ *   - K_FIRST, from the handover: the rest of the first request (its body; on TLS the
+ *     handshake and the head) must arrive within --header-timeout;
+ *   - K_IDLE, after a response on a kept-alive connection: nothing is due; an idle connection
+ *     is closed by libmicrohttpd's own timer (--http-timeout) as before. Every
+ *     --header-timeout the gate asks the kernel when data last arrived (TCP_INFO); if some
+ *     did, a next request has begun: K_LATER;
+ *   - K_LATER: that request must be complete within one more --header-timeout (so between
+ *     one and two from its first byte). Where the kernel cannot tell (unix sockets), K_IDLE is
+ *     treated as K_LATER: the next request must be complete within --header-timeout of the
+ *     previous response.
+ * Past its deadline a connection is shut down (shutdown(SHUT_RDWR), counted in
+ * http_request_timeouts). Its worker sees the hang-up and closes it on its own thread; the
+ * entry leaves the list in NOTIFY_CLOSED, under keep_lock, which libmicrohttpd 0.9.75 calls
+ * before it closes the fd (MHD_cleanup_connections, and the failure path of
+ * new_connection_process_), so an fd in the list cannot have been closed and reused. A deadline
+ * is always now + --header-timeout when armed, so the list in arm order is in deadline order.
+ *
+ * Eviction. A deadline bounds each hold, but a client can open connections faster than they
+ * expire. When a new request is complete and every --max-connections slot is taken, it waits
+ * (L_READY, at most GATE_READY_MS) while the gate shuts down armed connections, nearest their
+ * deadline first (http_evicted; a first request only GATE_EVICT_MIN_MS after its handover):
+ * a connection between requests may be closed at any time (RFC 9112 9.5, and what Apache's
+ * event MPM does when full), and one answering a request is never touched. Only when none
+ * can be found does the new request get the 503. A freed slot wakes the gate (wakefd).
+ * Handovers not yet started by libmicrohttpd (inflight) count as taken, so that a burst does
+ * not hand over more connections than there are slots.
+ *
+ * The gate alone enforces --max-connections: libmicrohttpd's own limit is set far above it
+ * (http.c), because a 0.9.75 worker that refuses a handed-over connection at its limit
+ * (new_connection_process_, "Server reached connection limit") leaves its
+ * cleanup_connection_mutex locked, and then hangs on the next request or at shutdown (fixed
+ * in 1.0). Its pick of a worker does not count connections queued to a worker but not yet
+ * started, so a burst could send two connections to a worker with room for one.
+ *
  * One thread per listener runs an epoll loop over the listen socket, the waiting connections
- * (edge-triggered: a peek leaves the bytes in place) and an eventfd that stops it. Waiting
- * connections are kept in accept order, which is also deadline order; answered ones (being
- * drained so that closing does not reset the answer away) in a second list, also in deadline
- * order. The thread owns both lists; the only shared value is the libmicrohttpd connection
- * count, kept with atomics by http_gate_notify() on libmicrohttpd's threads.
+ * (edge-triggered: a peek leaves the bytes in place), an eventfd that stops it and one that
+ * wakes it. Waiting connections are kept in accept order, which is also deadline order;
+ * answered ones (being drained so that closing does not reset the answer away) in a second
+ * list, also in deadline order; complete ones waiting for a slot in a third. The thread owns
+ * these lists; shared with libmicrohttpd's threads are the connection counts (atomics) and the
+ * keep list (keep_lock).
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +111,27 @@
 #define GATE_BODY_MAX (64 * 1024) /* Content-Length a GET may carry: more is 413 */
 #define GATE_DRAIN_MS 1000	  /* after an answer, read until EOF for at most this */
 #define GATE_WARN_MS 10000	  /* at most one flood warning per listener this often */
+#define GATE_READY_MS 1000	  /* a complete request waits this long for a slot, then 503 */
+#define GATE_EVICT_MIN_MS 100	  /* a first request is not evicted sooner after the handover */
+#define GATE_READY_POLL_MS 50	  /* while requests wait for a slot, look again this often */
+#define GATE_RX_SLACK_MS 20	  /* TCP_INFO's last-data time is in jiffies, we read it in ms */
 #define NIL UINT32_MAX
 
-enum { L_PENDING, L_DRAIN, L__COUNT };
+enum { L_PENDING, L_DRAIN, L_READY, L__COUNT };
+enum { ID_LISTEN, ID_STOP, ID_WAKE, ID__FIRST_CONN }; /* epoll data: slot i is i + ID__FIRST_CONN */
+enum { K_OFF, K_FIRST, K_IDLE, K_LATER };
+
+/* A libmicrohttpd connection (its socket_context), see "After the handover" at the top. */
+struct gate_keep {
+	struct http_gate *g;
+	struct gate_keep *prev, *next; /* in g's keep list while armed; under keep_lock */
+	int fd;			       /* libmicrohttpd's socket, open until NOTIFY_CLOSED */
+	int phase;		       /* K_OFF: not armed; under keep_lock */
+	int shut;		       /* shut down, waiting for libmicrohttpd to close it */
+	int64_t wait_ms;	       /* since when it has been waiting for its client */
+	int64_t deadline_ms;
+	int64_t rx_ms; /* K_IDLE: data after this is a new request (arm time, or data seen) */
+};
 
 struct gate_conn {
 	int fd; /* -1: free */
@@ -78,15 +144,21 @@ struct gate_conn {
 
 struct http_gate {
 	const char *name; /* the --listen value, for logs */
-	int lfd, efd, stopfd;
+	int lfd, efd, stopfd, wakefd;
 	pthread_mutex_t target_lock;
 	struct MHD_Daemon *mhd; /* under target_lock */
 	int tls;		/* under target_lock */
 	unsigned int conn_limit, header_ms;
 	unsigned int mhd_conns; /* atomic: libmicrohttpd's open connections */
+	int inflight;		/* atomic: handed over, not yet started by libmicrohttpd */
+	int ready_waiting;	/* atomic: requests wait for a slot (wake the gate) */
 	pthread_t thread;
 	int running;
-	int64_t accept_paused_until, last_warn_ms;
+	int64_t accept_paused_until, last_warn_ms, last_evict_warn_ms;
+	int64_t last_handover_ms;
+	pthread_mutex_t keep_lock;
+	struct gate_keep *keep_head, *keep_tail; /* armed, in deadline order; under keep_lock */
+	unsigned int keep_shut;			 /* shut down, not closed yet; under keep_lock */
 	uint32_t cap, nfree, free_head;
 	uint32_t head[L__COUNT], tail[L__COUNT], count[L__COUNT];
 	struct gate_conn *c;
@@ -147,6 +219,131 @@ static void conn_free(struct http_gate *g, uint32_t i)
 	c->next = g->free_head;
 	g->free_head = i;
 	g->nfree++;
+}
+
+/* ---- after the handover: the keep list (see the top) ---- */
+
+/* When data last arrived on TCP socket fd, in mono_ms() time; -1 if the kernel cannot tell. */
+static int64_t last_rx_ms(int fd, int64_t now)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_last_data_recv) + sizeof(ti.tcpi_last_data_recv))
+		return -1;
+	return now - (int64_t)ti.tcpi_last_data_recv;
+}
+
+/* keep_lock held: take k out of the list (it must be armed). */
+static void keep_unlink(struct http_gate *g, struct gate_keep *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		g->keep_head = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		g->keep_tail = k->prev;
+	k->prev = k->next = NULL;
+	k->phase = K_OFF;
+}
+
+/* keep_lock held: arm k (not armed) in phase, due at now + --header-timeout. */
+static void keep_append(struct http_gate *g, struct gate_keep *k, int phase, int64_t now)
+{
+	k->phase = phase;
+	k->deadline_ms = now + g->header_ms;
+	k->next = NULL;
+	k->prev = g->keep_tail;
+	if (k->prev)
+		k->prev->next = k;
+	else
+		g->keep_head = k;
+	g->keep_tail = k;
+}
+
+/* keep_lock held: shut k's socket down (k not armed); libmicrohttpd closes it. */
+static void keep_shutdown(struct http_gate *g, struct gate_keep *k)
+{
+	shutdown(k->fd, SHUT_RDWR);
+	k->shut = 1;
+	g->keep_shut++;
+}
+
+/* Any thread: k starts waiting for its client (phase K_FIRST or K_IDLE). */
+static void keep_arm(struct gate_keep *k, int phase)
+{
+	struct http_gate *g = k->g;
+	int64_t now;
+
+	pthread_mutex_lock(&g->keep_lock);
+	now = mono_ms(); /* under the lock: deadlines are appended in order */
+	if (!k->shut) {
+		if (k->phase != K_OFF)
+			keep_unlink(g, k);
+		k->wait_ms = now;
+		k->rx_ms = now; /* the last request's bytes all came before its response ended */
+		keep_append(g, k, phase, now);
+	}
+	pthread_mutex_unlock(&g->keep_lock);
+}
+
+/* Gate thread: act on armed connections past their deadline; ms until the next one, or -1. */
+static int64_t keep_expire(struct http_gate *g, int64_t now)
+{
+	struct gate_keep *k;
+	int64_t next = -1;
+
+	pthread_mutex_lock(&g->keep_lock);
+	while ((k = g->keep_head) && k->deadline_ms <= now) {
+		int phase = k->phase;
+
+		keep_unlink(g, k);
+		if (phase == K_IDLE) {
+			int64_t rx = last_rx_ms(k->fd, now); /* -1 on a unix socket: due now */
+
+			if (rx >= 0) { /* data since the last look: a request has begun */
+				phase = rx > k->rx_ms + GATE_RX_SLACK_MS ? K_LATER : K_IDLE;
+				k->rx_ms = rx > k->rx_ms ? rx : k->rx_ms;
+				keep_append(g, k, phase, now);
+				continue;
+			}
+		}
+		stats_inc(g_stats.http_request_timeouts[phase == K_FIRST ? 0 : 1]);
+		keep_shutdown(g, k);
+	}
+	if (g->keep_head)
+		next = g->keep_head->deadline_ms - now;
+	pthread_mutex_unlock(&g->keep_lock);
+	return next;
+}
+
+/* Gate thread: shut down up to n armed connections, nearest their deadline first, minus those
+ * already shut down and not closed yet (their slots are about to free). Returns how many were
+ * shut down now. A connection that has had a response waits for nothing it was promised and
+ * goes at once; a first request is given GATE_EVICT_MIN_MS to get from the handover to its
+ * handler (a TLS handshake, a worker busy with another request). */
+static unsigned int keep_evict(struct http_gate *g, unsigned int n, int64_t now)
+{
+	struct gate_keep *k, *next;
+	unsigned int got = 0;
+
+	pthread_mutex_lock(&g->keep_lock);
+	n = n > g->keep_shut ? n - g->keep_shut : 0;
+	for (k = g->keep_head; k && got < n; k = next) {
+		next = k->next;
+		if (k->phase == K_FIRST && now - k->wait_ms < GATE_EVICT_MIN_MS)
+			continue;
+		keep_unlink(g, k);
+		keep_shutdown(g, k);
+		got++;
+	}
+	pthread_mutex_unlock(&g->keep_lock);
+	if (got)
+		stats_add(g_stats.http_evicted, got);
+	return got;
 }
 
 /* ---- answers ---- */
@@ -364,8 +561,21 @@ static void head_check(const char *buf, size_t len, struct head *h)
 	}
 }
 
-/* Hand slot i to libmicrohttpd (target_lock held). */
-static void hand_over(struct http_gate *g, uint32_t i)
+/* libmicrohttpd slots not taken (open connections and handovers it has not started yet). */
+static int slots_free(struct http_gate *g, int64_t now)
+{
+	int used = (int)__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED);
+	int inflight = __atomic_load_n(&g->inflight, __ATOMIC_RELAXED);
+
+	/* a handover that libmicrohttpd dropped before starting it is never notified */
+	if (inflight > 0 && now - g->last_handover_ms > 1000)
+		__atomic_store_n(&g->inflight, inflight = 0, __ATOMIC_RELAXED);
+	return (int)g->conn_limit - used - (inflight > 0 ? inflight : 0);
+}
+
+/* Hand slot i to libmicrohttpd (target_lock held). Its own limit is far above ours (http.c),
+ * so it does not refuse for want of a slot. */
+static void hand_over(struct http_gate *g, uint32_t i, int64_t now)
 {
 	struct gate_conn *c = &g->c[i];
 	int fd = c->fd;
@@ -373,8 +583,25 @@ static void hand_over(struct http_gate *g, uint32_t i)
 	epoll_ctl(g->efd, EPOLL_CTL_DEL, fd, NULL);
 	c->fd = -1; /* libmicrohttpd's now, closed by it even on failure */
 	conn_free(g, i);
+	__atomic_add_fetch(&g->inflight, 1, __ATOMIC_RELAXED);
+	g->last_handover_ms = now;
 	if (MHD_add_connection(g->mhd, fd, (struct sockaddr *)&c->addr, c->alen) != MHD_YES)
 		stats_inc(g_stats.http_busy);
+}
+
+/* Slot i has a complete request: hand it over if a slot is free and nobody waits before it,
+ * else let it wait for one (admit() evicts, hands over, and answers 503 at the deadline). */
+static void ready(struct http_gate *g, uint32_t i)
+{
+	int64_t now = mono_ms();
+
+	if (g->head[L_READY] == NIL && slots_free(g, now) > 0) {
+		hand_over(g, i, now);
+		return;
+	}
+	list_del(g, i);
+	list_add(g, i, L_READY, now + GATE_READY_MS);
+	__atomic_store_n(&g->ready_waiting, 1, __ATOMIC_RELAXED);
 }
 
 /* A TLS listener's slot i is readable: look at the first byte only (see the top). */
@@ -393,12 +620,7 @@ static void on_readable_tls(struct http_gate *g, uint32_t i)
 		return;
 	}
 	if (b == 0x16) { /* TLS handshake record */
-		if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
-			stats_inc(g_stats.http_busy);
-			conn_free(g, i);
-			return;
-		}
-		hand_over(g, i);
+		ready(g, i);
 		return;
 	}
 	if (b >= 'A' && b <= 'Z') {
@@ -420,6 +642,14 @@ static void on_readable_plain(struct http_gate *g, uint32_t i)
 		while ((n = recv(c->fd, g->buf, sizeof(g->buf), MSG_DONTWAIT)) > 0)
 			;
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_free(g, i);
+		return;
+	}
+	if (c->list == L_READY) { /* complete, waiting for a slot: only a hang-up matters */
+		char b;
+
+		n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			conn_free(g, i);
 		return;
 	}
@@ -448,12 +678,7 @@ static void on_readable_plain(struct http_gate *g, uint32_t i)
 		answer(g, i, h.status, h.why, h.head_only, h.path, h.path_len);
 		return;
 	}
-	if (__atomic_load_n(&g->mhd_conns, __ATOMIC_RELAXED) >= g->conn_limit) {
-		stats_inc(g_stats.http_busy);
-		answer(g, i, 503, "too many connections", h.head_only, h.path, h.path_len);
-		return;
-	}
-	hand_over(g, i);
+	ready(g, i);
 }
 
 static void on_readable(struct http_gate *g, uint32_t i)
@@ -468,21 +693,24 @@ static void on_readable(struct http_gate *g, uint32_t i)
 
 /* ---- accepting ---- */
 
-/* Close the connection that has waited longest (answered ones first). 0 if there was none. */
+/* Close the connection that has waited longest (answered ones first, complete ones last).
+ * 0 if there was none. */
 static int shed_one(struct http_gate *g, int64_t now)
 {
-	uint32_t i = g->head[L_DRAIN] != NIL ? g->head[L_DRAIN] : g->head[L_PENDING];
+	uint32_t i = g->head[L_DRAIN];
 
 	if (i == NIL)
+		i = g->head[L_PENDING] != NIL ? g->head[L_PENDING] : g->head[L_READY];
+	if (i == NIL)
 		return 0;
-	if (g->c[i].list == L_PENDING)
+	if (g->c[i].list != L_DRAIN)
 		stats_inc(g_stats.http_shed);
 	conn_free(g, i);
 	if (now - g->last_warn_ms >= GATE_WARN_MS || !g->last_warn_ms) {
 		g->last_warn_ms = now;
 		log_warn("%s: %u connections waiting for their request: closing the oldest to "
 			 "make room (shed so far: %llu)",
-			 g->name, g->count[L_PENDING] + g->count[L_DRAIN],
+			 g->name, g->count[L_PENDING] + g->count[L_DRAIN] + g->count[L_READY],
 			 (unsigned long long)stats_get(g_stats.http_shed));
 	}
 	return 1;
@@ -518,7 +746,7 @@ static void on_accept(struct http_gate *g)
 		g->c[i].alen = alen;
 		memcpy(&g->c[i].addr, &ss, alen);
 		list_add(g, i, L_PENDING, now + g->header_ms);
-		ev.data.u64 = (uint64_t)i + 2;
+		ev.data.u64 = (uint64_t)i + ID__FIRST_CONN;
 		if (epoll_ctl(g->efd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			conn_free(g, i);
 			continue;
@@ -527,7 +755,57 @@ static void on_accept(struct http_gate *g)
 	}
 }
 
-/* Answer or close what is past its deadline; returns ms until the next deadline (-1: none). */
+/* A complete request in slot i found no slot in time: 503 (on TLS: closed, no session yet). */
+static void ready_expired(struct http_gate *g, uint32_t i, int tls)
+{
+	ssize_t n = tls ? -1 : recv(g->c[i].fd, g->buf, GATE_HEAD_MAX, MSG_PEEK | MSG_DONTWAIT);
+	struct head h = { 0 };
+
+	stats_inc(g_stats.http_busy);
+	if (n <= 0) {
+		conn_free(g, i);
+		return;
+	}
+	head_check(g->buf, head_end(g->buf, (size_t)n), &h); /* checked before: for the counter */
+	answer(g, i, 503, "too many connections", h.head_only, h.path, h.path_len);
+}
+
+/*
+ * Complete requests waiting for a slot (target_lock held): hand over as many as there are
+ * free slots, in arrival order; for the rest, evict connections that wait for their clients
+ * (see the top). Returns ms until it should run again (-1: nothing waits).
+ */
+static int64_t admit(struct http_gate *g, int64_t now)
+{
+	int free_slots;
+
+	if (g->head[L_READY] == NIL)
+		return -1;
+	free_slots = slots_free(g, now);
+	for (; g->head[L_READY] != NIL && free_slots > 0; free_slots--)
+		hand_over(g, g->head[L_READY], now);
+	if (g->head[L_READY] == NIL) {
+		__atomic_store_n(&g->ready_waiting, 0, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (keep_evict(g, g->count[L_READY], now) && /* free_slots is 0 here */
+	    (now - g->last_evict_warn_ms >= GATE_WARN_MS || !g->last_evict_warn_ms)) {
+		g->last_evict_warn_ms = now;
+		log_warn("%s: every connection slot is in use: closing connections that wait for "
+			 "their clients to let new requests in (evicted so far: %llu)",
+			 g->name, (unsigned long long)stats_get(g_stats.http_evicted));
+	}
+	return GATE_READY_POLL_MS;
+}
+
+static void next_at(int64_t *next, int64_t in)
+{
+	if (in >= 0 && (*next < 0 || in < *next))
+		*next = in;
+}
+
+/* Answer or close what is past its deadline, admit waiting requests; returns ms until
+ * something is due (-1: nothing). */
 static int expire(struct http_gate *g, int64_t now)
 {
 	int64_t next = -1;
@@ -535,7 +813,6 @@ static int expire(struct http_gate *g, int64_t now)
 
 	pthread_mutex_lock(&g->target_lock);
 	tls = g->tls;
-	pthread_mutex_unlock(&g->target_lock);
 	while (g->head[L_PENDING] != NIL && g->c[g->head[L_PENDING]].deadline_ms <= now) {
 		stats_inc(g_stats.http_header_timeouts);
 		if (tls) /* no TLS session yet: a plain-text 408 would be noise */
@@ -546,15 +823,21 @@ static int expire(struct http_gate *g, int64_t now)
 	}
 	while (g->head[L_DRAIN] != NIL && g->c[g->head[L_DRAIN]].deadline_ms <= now)
 		conn_free(g, g->head[L_DRAIN]);
-	for (int l = 0; l < L__COUNT; l++) {
-		if (g->head[l] == NIL)
-			continue;
-		if (next < 0 || g->c[g->head[l]].deadline_ms - now < next)
-			next = g->c[g->head[l]].deadline_ms - now;
-	}
+	next_at(&next, keep_expire(g, now));
+	next_at(&next, admit(g, now));
+	while (g->head[L_READY] != NIL && g->c[g->head[L_READY]].deadline_ms <= now)
+		ready_expired(g, g->head[L_READY], tls);
+	if (g->head[L_READY] == NIL)
+		__atomic_store_n(&g->ready_waiting, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&g->target_lock);
+	for (int l = 0; l < L__COUNT; l++)
+		if (g->head[l] != NIL)
+			next_at(&next, g->c[g->head[l]].deadline_ms - now);
+	/* a connection armed while we sleep is due --header-timeout later: never sleep longer */
+	next_at(&next, g->header_ms);
 	if (g->accept_paused_until) {
 		if (g->accept_paused_until <= now) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ID_LISTEN };
 
 			g->accept_paused_until = 0;
 			epoll_ctl(g->efd, EPOLL_CTL_ADD, g->lfd, &ev);
@@ -575,14 +858,16 @@ static void *gate_thread(void *arg)
 		int n = epoll_wait(g->efd, evs, 64, timeout);
 
 		for (int k = 0; k < n; k++) {
-			uint64_t id = evs[k].data.u64;
+			uint64_t id = evs[k].data.u64, v;
 
-			if (id == 1)
-				return NULL; /* stop */
-			if (id == 0)
+			if (id == ID_STOP)
+				return NULL;
+			if (id == ID_WAKE) /* a slot freed: admit() runs next */
+				(void)!read(g->wakefd, &v, sizeof(v));
+			else if (id == ID_LISTEN)
 				on_accept(g);
-			else if (g->c[id - 2].fd >= 0)
-				on_readable(g, (uint32_t)(id - 2));
+			else if (g->c[id - ID__FIRST_CONN].fd >= 0)
+				on_readable(g, (uint32_t)(id - ID__FIRST_CONN));
 		}
 	}
 }
@@ -600,14 +885,16 @@ int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *
 	g->name = name;
 	g->lfd = listen_fd;
 	pthread_mutex_init(&g->target_lock, NULL);
-	g->stopfd = -1;
+	pthread_mutex_init(&g->keep_lock, NULL);
+	g->stopfd = g->wakefd = -1;
 	g->cap = o->max_pending ? o->max_pending : 1;
 	g->conn_limit = o->conn_limit;
 	g->header_ms = o->header_timeout_s * 1000;
 	g->c = calloc(g->cap, sizeof(*g->c));
 	g->efd = epoll_create1(EPOLL_CLOEXEC);
 	g->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!g->c || g->efd < 0 || g->stopfd < 0)
+	g->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!g->c || g->efd < 0 || g->stopfd < 0 || g->wakefd < 0)
 		goto fail;
 	for (uint32_t i = 0; i < g->cap; i++) {
 		g->c[i].fd = -1;
@@ -617,11 +904,14 @@ int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *
 	g->nfree = g->cap;
 	for (int l = 0; l < L__COUNT; l++)
 		g->head[l] = g->tail[l] = NIL;
-	ev.data.u64 = 0;
+	ev.data.u64 = ID_LISTEN;
 	if (epoll_ctl(g->efd, EPOLL_CTL_ADD, g->lfd, &ev) < 0)
 		goto fail;
-	ev.data.u64 = 1;
+	ev.data.u64 = ID_STOP;
 	if (epoll_ctl(g->efd, EPOLL_CTL_ADD, g->stopfd, &ev) < 0)
+		goto fail;
+	ev.data.u64 = ID_WAKE;
+	if (epoll_ctl(g->efd, EPOLL_CTL_ADD, g->wakefd, &ev) < 0)
 		goto fail;
 	*out = g;
 	return 0;
@@ -635,13 +925,73 @@ void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 		      enum MHD_ConnectionNotificationCode toe)
 {
 	struct http_gate *g = cls;
+	struct gate_keep *k = *socket_context;
 
-	(void)conn;
-	(void)socket_context;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 		__atomic_add_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
-	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+		if (__atomic_sub_fetch(&g->inflight, 1, __ATOMIC_RELAXED) < 0)
+			__atomic_store_n(&g->inflight, 0, __ATOMIC_RELAXED); /* was reset */
+		k = ci ? calloc(1, sizeof(*k)) : NULL; /* none: no deadline for this one */
+		*socket_context = k;
+		if (!k)
+			return;
+		k->g = g;
+		k->fd = ci->connect_fd;
+		keep_arm(k, K_FIRST);
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (k) { /* before libmicrohttpd closes the fd */
+			pthread_mutex_lock(&g->keep_lock);
+			if (k->phase != K_OFF)
+				keep_unlink(g, k);
+			if (k->shut)
+				g->keep_shut--;
+			pthread_mutex_unlock(&g->keep_lock);
+			free(k);
+			*socket_context = NULL;
+		}
 		__atomic_sub_fetch(&g->mhd_conns, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&g->ready_waiting, __ATOMIC_RELAXED)) {
+			uint64_t one = 1;
+
+			(void)!write(g->wakefd, &one, sizeof(one));
+		}
+	}
+}
+
+static struct gate_keep *keep_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+void http_gate_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct gate_keep *k = keep_of(conn);
+
+	(void)cls;
+	(void)req_cls;
+	if (k && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		keep_arm(k, K_IDLE);
+}
+
+void http_gate_request_complete(struct MHD_Connection *conn)
+{
+	struct gate_keep *k = keep_of(conn);
+	struct http_gate *g;
+
+	if (!k || !k->g)
+		return;
+	g = k->g;
+	pthread_mutex_lock(&g->keep_lock);
+	if (k->phase != K_OFF)
+		keep_unlink(g, k);
+	pthread_mutex_unlock(&g->keep_lock);
 }
 
 int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd, int tls)
@@ -689,8 +1039,11 @@ void http_gate_free(struct http_gate *g)
 		close(g->efd);
 	if (g->stopfd >= 0)
 		close(g->stopfd);
+	if (g->wakefd >= 0)
+		close(g->wakefd);
 	if (g->lfd >= 0)
 		close(g->lfd);
 	pthread_mutex_destroy(&g->target_lock);
+	pthread_mutex_destroy(&g->keep_lock);
 	free(g);
 }

@@ -98,10 +98,25 @@ static void render_http(struct strbuf *sb)
 		       "# HELP rtsnap_http_busy_total Requests refused because every connection "
 		       "slot (--max-connections) was in use.\n"
 		       "# TYPE rtsnap_http_busy_total counter\n"
-		       "rtsnap_http_busy_total %llu\n",
+		       "rtsnap_http_busy_total %llu\n"
+		       "# HELP rtsnap_http_request_timeouts_total Connections closed after the "
+		       "handover because a request was not complete within --header-timeout "
+		       "(first: the rest of the first request; later: a later request on a "
+		       "kept-alive connection).\n"
+		       "# TYPE rtsnap_http_request_timeouts_total counter\n"
+		       "rtsnap_http_request_timeouts_total{request=\"first\"} %llu\n"
+		       "rtsnap_http_request_timeouts_total{request=\"later\"} %llu\n"
+		       "# HELP rtsnap_http_evicted_connections_total Connections waiting for "
+		       "their client's next request closed to let a new request in while every "
+		       "slot (--max-connections) was in use.\n"
+		       "# TYPE rtsnap_http_evicted_connections_total counter\n"
+		       "rtsnap_http_evicted_connections_total %llu\n",
 		       (unsigned long long)stats_get(g_stats.http_header_timeouts),
 		       (unsigned long long)stats_get(g_stats.http_shed),
-		       (unsigned long long)stats_get(g_stats.http_busy));
+		       (unsigned long long)stats_get(g_stats.http_busy),
+		       (unsigned long long)stats_get(g_stats.http_request_timeouts[0]),
+		       (unsigned long long)stats_get(g_stats.http_request_timeouts[1]),
+		       (unsigned long long)stats_get(g_stats.http_evicted));
 	render_pinned(sb);
 }
 

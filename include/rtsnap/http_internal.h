@@ -81,8 +81,9 @@ void http_count_status(const char *path, size_t len, unsigned int status);
 
 /*
  * http_gate.c: where a listener's connections wait for their first request head, outside
- * libmicrohttpd (see the comment at its top). One gate per listener; all calls from the main
- * thread except http_gate_notify (libmicrohttpd's threads).
+ * libmicrohttpd, and the deadlines of their later requests inside it (see the comment at its
+ * top). One gate per listener; all calls from the main thread except http_gate_notify,
+ * http_gate_completed and http_gate_request_complete (libmicrohttpd's threads).
  */
 struct http_gate;
 struct http_gate_opts {
@@ -94,9 +95,17 @@ struct http_gate_opts {
  * kept for logs. 0 or a negative errno. */
 int http_gate_new(const char *name, int listen_fd, const struct http_gate_opts *o,
 		  struct http_gate **out) __attribute__((warn_unused_result));
-/* MHD_OPTION_NOTIFY_CONNECTION callback, cls = the gate: counts libmicrohttpd's connections. */
+/* MHD_OPTION_NOTIFY_CONNECTION callback, cls = the gate: counts libmicrohttpd's connections
+ * and keeps one deadline record per connection in *socket_context (freed at CLOSED). */
 void http_gate_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		      enum MHD_ConnectionNotificationCode toe);
+/* MHD_OPTION_NOTIFY_COMPLETED callback (cls unused): a response was sent in full, so the
+ * connection waits for its client's next request from now on. */
+void http_gate_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe);
+/* A worker, when conn's request is complete (or answered): its deadline no longer applies
+ * (until the response has been sent). Cheap; fine to call more than once. */
+void http_gate_request_complete(struct MHD_Connection *conn);
 /* Start accepting; connections are handed to mhd, which speaks TLS if tls (then the gate
  * only checks that the first byte starts a TLS handshake). 0 or a negative errno. */
 int http_gate_start(struct http_gate *g, struct MHD_Daemon *mhd, int tls)

@@ -104,7 +104,12 @@ struct rtsnap_stats {
 	uint64_t http_shed;	       /* waiting connections closed to make room for new ones */
 	uint64_t http_header_timeouts; /* 408: no complete request head within --header-timeout */
 	uint64_t http_busy;	       /* 503: every libmicrohttpd connection in use */
-	uint64_t http_dropped_pinned;  /* responses closed: replaced snapshots pinned beyond
+	uint64_t http_request_timeouts[2]; /* connections shut down after the handover: a first
+					      request (0) or a later one (1) not complete within
+					      --header-timeout (http_gate.c) */
+	uint64_t http_evicted;	      /* connections waiting for their clients closed to let a new
+				  request in when every slot was in use (http_gate.c) */
+	uint64_t http_dropped_pinned; /* responses closed: replaced snapshots pinned beyond
 					  --max-pinned-bytes (http_pin.c) */
 	/* process */
 	int64_t start_time_real_s;
