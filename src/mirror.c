@@ -3,7 +3,8 @@
  * mirror.c - the collector's model of the kernel's IPv6 tables (see mirror.h).
  *
  * Ownership: everything here belongs to the collector thread. A record owns its multipath
- * nexthops and its metrics (one malloc each, NULL when absent); a chunk owns its records; a
+ * nexthops, its metrics and its hops' encapsulations (one malloc each, NULL when absent:
+ * mencaps_dup()); a chunk owns its records; a
  * table owns its chunks; the mirror owns its tables, links and nexthop objects. Snapshots
  * copy what they need (mirror_snapshot), so a mirror can change or be freed while any number
  * of snapshots built from it are being read.
@@ -40,6 +41,13 @@ struct mroute {
 	struct route r;		 /* nh_idx and metrics_idx unused */
 	struct route_nh *nhs;	 /* nh_count > 1: the hops; else NULL */
 	struct route_metrics *m; /* RTA_METRICS, or NULL */
+	struct mencaps *enc;	 /* what r.nh.encap and nhs[].encap point into, or NULL */
+};
+
+/* One record's encapsulations in one block (a hop dropped from a group leaves its bytes). */
+struct mencaps {
+	size_t len;
+	unsigned char b[] __attribute__((aligned(8)));
 };
 
 struct mchunk {
@@ -113,6 +121,36 @@ int mirror_new(struct mirror **out)
 	return 0;
 }
 
+/*
+ * Copy the encapsulations of r (and of its hops nhs, already the record's own array) into a
+ * new block and point r and nhs at the copies. *out is the block, NULL when there are none.
+ * 0 or -ENOMEM.
+ */
+static int mencaps_dup(struct mirror *m, struct route *r, struct route_nh *nhs,
+		       struct mencaps **out)
+{
+	size_t n = route_encaps_size(r, nhs);
+	struct mencaps *b = NULL;
+
+	if (n) {
+		b = malloc(sizeof(*b) + n);
+		if (!b)
+			return -ENOMEM;
+		b->len = n;
+		m->extra_bytes += sizeof(*b) + n;
+	}
+	route_encaps_copy(r, nhs, b ? b->b : NULL);
+	*out = b;
+	return 0;
+}
+
+static void mencaps_free(struct mirror *m, struct mencaps *b)
+{
+	if (b)
+		m->extra_bytes -= sizeof(*b) + b->len;
+	free(b);
+}
+
 static void mroute_clear(struct mirror *m, struct mroute *e)
 {
 	if (e->nhs)
@@ -121,8 +159,10 @@ static void mroute_clear(struct mirror *m, struct mroute *e)
 		m->extra_bytes -= sizeof(*e->m);
 	free(e->nhs);
 	free(e->m);
+	mencaps_free(m, e->enc);
 	e->nhs = NULL;
 	e->m = NULL;
+	e->enc = NULL;
 }
 
 void mirror_free(struct mirror *m)
@@ -153,6 +193,8 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 {
 	struct route_nh *n = NULL;
 	struct route_metrics *mm = NULL;
+	struct mencaps *enc = NULL;
+	struct route rr = *r;
 
 	if (r->nh_count > 1) {
 		n = malloc(r->nh_count * sizeof(*n));
@@ -168,12 +210,19 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 		}
 		*mm = *met;
 	}
+	/* before e is cleared: what r points to may be e's own */
+	if (mencaps_dup(m, &rr, n, &enc)) {
+		free(n);
+		free(mm);
+		return -ENOMEM;
+	}
 	mroute_clear(m, e);
-	e->r = *r;
+	e->r = rr;
 	e->r.nh_idx = 0;
 	e->r.metrics_idx = UINT32_MAX;
 	e->nhs = n;
 	e->m = mm;
+	e->enc = enc;
 	if (n)
 		m->extra_bytes += r->nh_count * sizeof(*n);
 	if (mm)
@@ -186,10 +235,11 @@ static const struct route_nh *mroute_nh(const struct mroute *e, unsigned int i)
 	return e->r.nh_count > 1 ? &e->nhs[i] : &e->r.nh;
 }
 
+/* The same nexthop for the kernel (rt6_duplicate_nexthop): device, gateway, encapsulation. */
 static int hop_same(const struct route_nh *a, const struct route_nh *b)
 {
 	return a->ifindex == b->ifindex && a->has_gw == b->has_gw &&
-	       (!a->has_gw || !memcmp(a->gw, b->gw, 16));
+	       (!a->has_gw || !memcmp(a->gw, b->gw, 16)) && route_encap_equal(a->encap, b->encap);
 }
 
 /* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
@@ -210,7 +260,7 @@ static int shares_hop(const struct mroute *e, const struct nlparse_route *pr)
 	return 0;
 }
 
-/* Same route for the kernel (rt6_duplicate_nexthop): same object, or same device and gateway. */
+/* Same route for the kernel (rt6_duplicate_nexthop): same object, or the same hop. */
 static int entry_same(const struct route *a, const struct route *b)
 {
 	if (a->nhid || b->nhid)
@@ -1150,6 +1200,18 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* A hop: its bytes with its encapsulation's in place of the pointer. */
+static uint64_t fnv_hop(uint64_t h, const struct route_nh *nh)
+{
+	struct route_nh k = *nh;
+
+	k.encap = NULL;
+	h = fnv(h, &k, sizeof(k));
+	if (nh->encap)
+		h = fnv(h, nh->encap, sizeof(*nh->encap) + nh->encap->len);
+	return h;
+}
+
 static uint64_t fingerprint(const struct mroute *e)
 {
 	struct route k = e->r;
@@ -1158,9 +1220,12 @@ static uint64_t fingerprint(const struct mroute *e)
 	k.expires_ms = e->r.expires_ms != 0; /* has a deadline, not where it is */
 	k.nh_idx = 0;
 	k.metrics_idx = 0;
+	k.nh.encap = NULL;
 	h = fnv(h, &k, sizeof(k));
-	if (e->nhs)
-		h = fnv(h, e->nhs, e->r.nh_count * sizeof(*e->nhs));
+	if (e->r.nh_count == 1)
+		h = fnv_hop(h, &e->r.nh);
+	for (unsigned int i = 0; e->nhs && i < e->r.nh_count; i++)
+		h = fnv_hop(h, &e->nhs[i]);
 	if (e->m)
 		h = fnv(h, e->m, sizeof(*e->m));
 	h ^= h >> 29;

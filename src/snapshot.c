@@ -90,7 +90,7 @@ size_t snapshot_bytes_estimate(const struct snapshot *s)
 	b += s->nmetrics * sizeof(*s->metrics) + s->ntables * sizeof(*s->tables);
 	b += s->nlinks * sizeof(*s->links) + s->nnhobjs * sizeof(*s->nhobjs);
 	b += s->nempty * sizeof(*s->empty_tables) + s->nprefix_keys * sizeof(*s->prefix_keys);
-	b += s->nexpiring * sizeof(*s->expiring) + s->proc_len;
+	b += s->nexpiring * sizeof(*s->expiring) + s->proc_len + s->encaps_bytes;
 	if (s->json && s->nroutes) {
 		const char *p0, *pn;
 		size_t l0, ln;
@@ -140,6 +140,54 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 	return array_grow(arr, cap, n, sz, 64);
 }
 
+/* Storage of a snapshot's encapsulations: blocks that never move, freed with the snapshot. */
+struct snapshot_encaps {
+	struct snapshot_encaps *next;
+	size_t used, cap;
+	unsigned char b[] __attribute__((aligned(8)));
+};
+
+#define ENCAPS_BLOCK 65536
+
+/* Copy the encapsulations of record d (its hops nhs, for multipath) into s and point d at
+ * them. 0 or -ENOMEM. */
+static int copy_encaps(struct snapshot *s, struct route *d, struct route_nh *nhs)
+{
+	size_t n = route_encaps_size(d, nhs);
+	struct snapshot_encaps *b = s->encaps;
+
+	if (n && (!b || b->cap - b->used < n)) {
+		size_t cap = n > ENCAPS_BLOCK ? n : ENCAPS_BLOCK;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return -ENOMEM;
+		b->next = s->encaps;
+		b->used = 0;
+		b->cap = cap;
+		s->encaps = b;
+	}
+	route_encaps_copy(d, nhs, n ? b->b + b->used : NULL);
+	if (n) {
+		b->used += n;
+		s->encaps_bytes += n;
+	}
+	return 0;
+}
+
+static void free_encaps(struct snapshot *s)
+{
+	while (s->encaps) {
+		struct snapshot_encaps *b = s->encaps;
+
+		s->encaps = b->next;
+#ifdef RTSNAP_POISON
+		memset(b->b, 0x6b, b->used);
+#endif
+		free(b);
+	}
+}
+
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
 		       size_t nnh, const struct route_metrics *m)
 {
@@ -162,6 +210,8 @@ int snapshot_add_route(struct snapshot *s, const struct route *r, const struct r
 		memcpy(&s->nexthops[s->nnexthops], nhs, nnh * sizeof(*nhs));
 		s->nnexthops += nnh;
 	}
+	if (copy_encaps(s, d, r->nh_count > 1 ? &s->nexthops[d->nh_idx] : NULL))
+		return -ENOMEM;
 	if (m && m->mask) {
 		if (grow((void **)&s->metrics, &s->metrics_cap, s->nmetrics, sizeof(*s->metrics)))
 			return -ENOMEM;
@@ -602,6 +652,7 @@ static void snapshot_destroy(struct snapshot *s)
 	free(s->routes);
 	free(s->nexthops);
 	free(s->metrics);
+	free_encaps(s);
 	free(s->tables);
 	free(s->links);
 	free(s->prefix_keys);

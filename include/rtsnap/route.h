@@ -4,15 +4,30 @@
  *
  * One record per route message as the kernel's netlink dump lists it (a multipath route is one
  * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). Records are
- * plain data: they point into nothing and are owned by the snapshot's arrays.
+ * plain data owned by the snapshot's arrays, except for their nexthops' encapsulations
+ * (route_nh.encap): blobs owned by whoever owns the record, see route_encaps_copy().
  */
 #ifndef RTSNAP_ROUTE_H
 #define RTSNAP_ROUTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 
 #define ROUTE_PREF_NONE 0xff /* no RTA_PREF attribute */
+
+/*
+ * A lightweight tunnel encapsulation (RTA_ENCAP_TYPE and the nested attributes of RTA_ENCAP)
+ * as the kernel sent it, checked by nlparse (every attribute that is rendered has its size
+ * checked) and with the values the kernel changes without a message (seg6local packet
+ * counters) zeroed. Two nexthops have the same encapsulation for the kernel
+ * (lwtunnel_cmp_encap) when their blobs are byte for byte equal. Immutable once made.
+ */
+struct route_encap {
+	uint16_t type;	 /* LWTUNNEL_ENCAP_* */
+	uint16_t len;	 /* bytes in attrs */
+	uint8_t attrs[]; /* netlink attributes (struct rtattr), 4-byte aligned */
+};
 
 /* One nexthop: inline for single-path routes, in snapshot->nexthops for multipath. */
 struct route_nh {
@@ -22,6 +37,11 @@ struct route_nh {
 	uint8_t flags; /* RTNH_F_* (rtm_flags low byte for single path, rtnh_flags for multipath) */
 	uint8_t weight; /* rtnh_hops + 1; 1 for single path */
 	uint8_t pad;
+	/* Its encapsulation, NULL = none. The kernel keeps one per nexthop (fib6_nh); a
+	 * single-path route's message carries it at the top (RTA_ENCAP), a multipath route's in
+	 * each rtnexthop, and it is kept here in both cases, so a hop keeps its own when its
+	 * group grows or shrinks. Points into storage of the record's owner. */
+	const struct route_encap *encap;
 };
 
 /* RTAX_* metrics present on a route; stored in snapshot->metrics, index in route.metrics_idx. */
@@ -91,5 +111,23 @@ static inline int route_ra_candidate(const struct route *r)
 	return r->protocol == 9 /* RTPROT_RA */ && !r->nhid && r->nh_count == 1 && r->nh.has_gw &&
 	       r->nh.gw[0] == 0xfe && (r->nh.gw[1] & 0xc0) == 0x80;
 }
+
+/* Bytes a copy of e takes (header, attributes, padding to 4); 0 for NULL. */
+static inline size_t route_encap_size(const struct route_encap *e)
+{
+	return e ? (sizeof(*e) + e->len + 3u) & ~(size_t)3u : 0;
+}
+
+/* Whether a and b are the same encapsulation (both none, or the same bytes). */
+int route_encap_equal(const struct route_encap *a, const struct route_encap *b);
+
+/*
+ * The encapsulations of record r (r->nh, and nhs[0..nh_count) for multipath) are owned by
+ * whoever owns r. route_encaps_size(): bytes they take together (0: none). route_encaps_copy():
+ * copy them into dst (route_encaps_size() bytes, 4-byte aligned) and point r's hops at the
+ * copies; the old blobs are untouched. Both take nhs == NULL for a single-path route.
+ */
+size_t route_encaps_size(const struct route *r, const struct route_nh *nhs);
+void route_encaps_copy(struct route *r, struct route_nh *nhs, void *dst);
 
 #endif

@@ -17,10 +17,11 @@
 #include <time.h>
 #include "rtsnap/route.h"
 
-struct json_view;    /* render_json.c */
-struct metrics_view; /* render_metrics.c */
-struct lookup_index; /* index.c */
-struct names;	     /* names.c */
+struct json_view;	/* render_json.c */
+struct metrics_view;	/* render_metrics.c */
+struct lookup_index;	/* index.c */
+struct names;		/* names.c */
+struct snapshot_encaps; /* snapshot.c */
 
 /* One routing table: records [first, first + count) of snapshot.routes, in kernel order. */
 struct snapshot_table {
@@ -46,6 +47,9 @@ struct snapshot {
 	size_t nnexthops, nexthops_cap;
 	struct route_metrics *metrics; /* referenced by route.metrics_idx */
 	size_t nmetrics, metrics_cap;
+	/* what the records' route_nh.encap point into (blocks that never move), and its bytes */
+	struct snapshot_encaps *encaps;
+	size_t encaps_bytes;
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
 	struct route_link *links; /* sorted by ifindex after finish */
@@ -93,8 +97,8 @@ int snapshot_new(struct snapshot **out) __attribute__((warn_unused_result));
 
 /*
  * Collector thread, before finish. Append one route in dump order. nhs/nnh are the nexthops
- * of a multipath route (copied; ignored when r->nh_count <= 1), m its metrics or NULL.
- * Returns 0 or -ENOMEM.
+ * of a multipath route (copied; ignored when r->nh_count <= 1), m its metrics or NULL; the
+ * hops' encapsulations are copied too. Returns 0 or -ENOMEM.
  */
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
 		       size_t nnh, const struct route_metrics *m)
