@@ -1039,6 +1039,40 @@ void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d)
 	remove_if(m, over_nhobj, id, d);
 }
 
+long mirror_ra_links(const struct mirror *m, uint32_t **out)
+{
+	uint32_t *p = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+
+		for (uint32_t c = 0; c < t->nchunks; c++) {
+			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
+				const struct route *r = &t->chunks[c]->e[i].r;
+				size_t k;
+
+				if (!route_ra_candidate(r))
+					continue;
+				for (k = 0; k < n; k++)
+					if (p[2 * k] == r->table && p[2 * k + 1] == r->nh.ifindex)
+						break;
+				if (k < n)
+					continue;
+				if (grow((void **)&p, &cap, n, 2 * sizeof(*p))) {
+					free(p);
+					return -ENOMEM;
+				}
+				p[2 * n] = r->table;
+				p[2 * n + 1] = r->nh.ifindex;
+				n++;
+			}
+		}
+	}
+	*out = p;
+	return (long)n;
+}
+
 /* ---- RTF_PREFIX_RT ---- */
 
 int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
