@@ -413,7 +413,7 @@ static void apply_route(struct coll *c, const struct nlmsghdr *nlh)
 			c->want_prefix = 1;
 		/* a route-information route is announced before the RA sets its lifetime, and
 		 * the rest of that RA (hop limit, other routes) changes things silently */
-		if (route_ra_candidate(r))
+		if (route_ra_shape(r))
 			want_ra(c, r->table, r->nh.ifindex);
 	} else {
 		uint32_t unknown = c->delta.unknown;

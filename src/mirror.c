@@ -242,10 +242,18 @@ static int hop_same(const struct route_nh *a, const struct route_nh *b)
 	       (!a->has_gw || !memcmp(a->gw, b->gw, 16)) && route_encap_equal(a->encap, b->encap);
 }
 
-/* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
-static int ecmp_able(const struct route *r)
+static const struct route_link *link_of(const struct mirror *m, uint32_t ifindex);
+
+/* Whether r can be a route the kernel learned from an RA (route.h). */
+static int ra_learned(const struct mirror *m, const struct route *r)
 {
-	if (r->nhid || route_ra_candidate(r) || r->nh_count == 0)
+	return route_ra_shape(r) && route_ra_candidate(r, link_of(m, r->nh.ifindex));
+}
+
+/* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
+static int ecmp_able(const struct mirror *m, const struct route *r)
+{
+	if (r->nhid || ra_learned(m, r) || r->nh_count == 0)
 		return 0;
 	return r->nh_count > 1 || r->nh.has_gw;
 }
@@ -621,7 +629,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	const struct route *r = &pr->r;
 	struct mtable *t = table_get(m, r->table, 1);
 	struct mpos lo, hi, p, pick = { UINT32_MAX, 0 }, fallback = { UINT32_MAX, 0 };
-	int ecmp = ecmp_able(r), ret;
+	int ecmp = ecmp_able(m, r), ret;
 
 	if (!t)
 		return -ENOMEM;
@@ -629,9 +637,9 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	if (nlflags & NLM_F_REPLACE) {
 		/* routes the kernel updates in place announce themselves with NLM_F_REPLACE too
 		 * (nexthop object replaced, RA preference changed): those are found by identity */
-		int inplace = route_ra_candidate(r) ||
-			      (r->nhid && m->reannounce_id &&
-			       (r->nhid == m->reannounce_id || is_group_id(m, r->nhid)));
+		int inplace =
+		    ra_learned(m, r) || (r->nhid && m->reannounce_id &&
+					 (r->nhid == m->reannounce_id || is_group_id(m, r->nhid)));
 
 		if (!(r->nhid && m->reannounce_id))
 			m->reannounce_id = 0;
@@ -642,7 +650,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 					break;
 				}
 		for (p = lo; pick.c == UINT32_MAX && !pos_eq(p, hi); p = pos_next(t, p)) {
-			if (ecmp_able(&at(t, p)->r) == ecmp)
+			if (ecmp_able(m, &at(t, p)->r) == ecmp)
 				pick = p;
 			else if (fallback.c == UINT32_MAX)
 				fallback = p;
@@ -686,7 +694,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		uint64_t fp0 = fingerprint(e);
 		int64_t exp0 = e->r.expires_ms;
 
-		if (ecmp && ecmp_able(&e->r)) {
+		if (ecmp && ecmp_able(m, &e->r)) {
 			ret = merge_group(m, e, pr);
 			if (!ret)
 				count_change(d, e, fp0, exp0);
@@ -845,6 +853,13 @@ int mirror_set_link(struct mirror *m, const struct route_link *l)
 	m->links[i] = *l;
 	m->nlinks++;
 	return MIRROR_LINK_NEW;
+}
+
+static const struct route_link *link_of(const struct mirror *m, uint32_t ifindex)
+{
+	size_t i = link_pos(m, ifindex);
+
+	return i < m->nlinks && m->links[i].ifindex == ifindex ? &m->links[i] : NULL;
 }
 
 int mirror_link_has_nhobj(const struct mirror *m, uint32_t ifindex)
@@ -1052,7 +1067,7 @@ long mirror_ra_links(const struct mirror *m, uint32_t **out)
 				const struct route *r = &t->chunks[c]->e[i].r;
 				size_t k;
 
-				if (!route_ra_candidate(r))
+				if (!ra_learned(m, r))
 					continue;
 				for (k = 0; k < n; k++)
 					if (p[2 * k] == r->table && p[2 * k + 1] == r->nh.ifindex)

@@ -59,9 +59,10 @@ static const struct attr_rule s_route_rules[RTA_TBL_MAX + 1] = {
 	[RTA_NH_ID] = { 4, 1 },
 };
 
-#define IFLA_TBL_MAX IFLA_IFNAME
+#define IFLA_TBL_MAX IFLA_MASTER
 static const struct attr_rule s_link_rules[IFLA_TBL_MAX + 1] = {
 	[IFLA_IFNAME] = { 2, 0 }, /* at least one character and its NUL */
+	[IFLA_MASTER] = { 4, 1 },
 };
 
 /*
@@ -724,6 +725,8 @@ int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
 	memset(out, 0, sizeof(*out));
 	out->ifindex = (uint32_t)ifi->ifi_index;
 	out->flags = ifi->ifi_flags;
+	if (tb[IFLA_MASTER])
+		out->master = attr_u32(tb[IFLA_MASTER]);
 	memcpy(out->name, name, nlen);
 	return 1;
 }

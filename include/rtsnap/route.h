@@ -95,21 +95,35 @@ struct route_nhobj {
 /* An interface as captured at snapshot time (RTM_NEWLINK). */
 struct route_link {
 	uint32_t ifindex;
-	uint32_t flags; /* IFF_* */
+	uint32_t flags;	 /* IFF_* */
+	uint32_t master; /* IFLA_MASTER (a VRF, bridge or bond it is enslaved to), 0 = none */
 	char name[16];
 };
 
 /*
- * Whether r can be a route the kernel learned from a router advertisement (RTF_ADDRCONF, which
- * netlink does not report): protocol ra, one nexthop, no nexthop object, and a link-local
- * gateway (routers advertise from their link-local address). A route that user space adds
- * with proto ra (systemd-networkd, NetworkManager) and a link-local gateway looks the same and
- * is taken for one; with a global gateway, several nexthops or none, it is not.
+ * Whether r has the shape of a route the kernel learned from a router advertisement
+ * (RTF_ADDRCONF, which netlink does not report): protocol ra, one nexthop, no nexthop object,
+ * a link-local gateway (routers advertise from their link-local address). A superset of
+ * route_ra_candidate(), for when the device is not known.
  */
-static inline int route_ra_candidate(const struct route *r)
+static inline int route_ra_shape(const struct route *r)
 {
 	return r->protocol == 9 /* RTPROT_RA */ && !r->nhid && r->nh_count == 1 && r->nh.has_gw &&
 	       r->nh.gw[0] == 0xfe && (r->nh.gw[1] & 0xc0) == 0x80;
+}
+
+/*
+ * Whether r can be a route the kernel learned from a router advertisement: its shape, and in
+ * the table the kernel puts them in (rt6_add_dflt_router, rt6_add_route_info): main, or the
+ * table of the VRF its device dev (NULL: unknown) is enslaved to (taken to be any table when
+ * the device has a master). A route that user space adds with proto ra (systemd-networkd,
+ * NetworkManager) and a link-local gateway in main looks the same and is taken for one (a
+ * known gap, README); with a global gateway, several nexthops or none, or in another table,
+ * it is not.
+ */
+static inline int route_ra_candidate(const struct route *r, const struct route_link *dev)
+{
+	return route_ra_shape(r) && (r->table == 254 /* main */ || (dev && dev->master));
 }
 
 /* Bytes a copy of e takes (header, attributes, padding to 4); 0 for NULL. */

@@ -131,7 +131,7 @@ static void note_oif(const struct nlmsghdr *h)
 			want_oif(((const struct nduseroptmsg *)NLMSG_DATA(h))->nduseropt_ifindex);
 		break;
 	case RTM_NEWROUTE:
-		if (nlparse_route(h, 0, &pr) == 1 && route_ra_candidate(&pr.r))
+		if (nlparse_route(h, 0, &pr) == 1 && route_ra_shape(&pr.r))
 			want_oif((int)pr.r.nh.ifindex);
 		break;
 	}

@@ -217,7 +217,7 @@ static int apply_one(struct mirror *m, const struct nlmsghdr *h, struct wants *w
 		if (r->protocol == RTPROT_KERNEL && r->type == RTN_UNICAST && r->nh_count == 1 &&
 		    !r->nh.has_gw && r->dst_len && !r->src_len)
 			w->need |= W_PREFIX;
-		if (route_ra_candidate(r))
+		if (route_ra_shape(r))
 			w->need |= W_OIF;
 		return mirror_apply_new(m, &s_pr, h->nlmsg_flags, &d);
 	case RTM_NEWLINK:
