@@ -563,10 +563,14 @@ static void put_ip_opts(struct strbuf *sb, int *first, const struct rtattr *a)
 		const struct rtattr *x = RTA_DATA(tb[LWTUNNEL_IP_OPTS_GENEVE]);
 		size_t left = RTA_PAYLOAD(tb[LWTUNNEL_IP_OPTS_GENEVE]);
 
-		/* nlparse checked the layout: CLASS, TYPE, DATA per option */
+		/* nlparse checked the layout: CLASS, TYPE, DATA per option. An option without data
+		 * prints the last data before it: iproute2 reuses its text buffer, which an empty
+		 * option leaves as it was (before any, it is uninitialized: "" here) */
+		const struct rtattr *shown = NULL;
+
 		put_key_raw(sb, first, "geneve_opts", "[");
 		while (left) {
-			const struct rtattr *cls = x, *typ, *data;
+			const struct rtattr *cls = x, *typ, *data, *text;
 			const unsigned char *d;
 			int g = 1;
 
@@ -577,8 +581,11 @@ static void put_ip_opts(struct strbuf *sb, int *first, const struct rtattr *a)
 			put_key_u64(sb, &g, "class", (uint16_t)ntohs(enc_u16(cls)));
 			put_key_u64(sb, &g, "type", enc_u8(typ));
 			put_key_raw(sb, &g, "data", "\"");
-			d = RTA_DATA(data);
-			for (size_t i = 0; i < RTA_PAYLOAD(data); i++) {
+			if (RTA_PAYLOAD(data))
+				shown = data;
+			text = RTA_PAYLOAD(data) ? data : shown;
+			d = text ? RTA_DATA(text) : NULL;
+			for (size_t i = 0; text && i < RTA_PAYLOAD(text); i++) {
 				strbuf_putc(sb, hex[d[i] >> 4]);
 				strbuf_putc(sb, hex[d[i] & 15]);
 			}

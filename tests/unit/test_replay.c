@@ -4,7 +4,8 @@
  * by tests/data/capture.sh: mixed/, and capture_encap.sh: encap/) through nlparse, snapshot
  * and the renderers, and compare with what the same kernel printed at the same moment
  * (proc.txt, ip.json; encap/'s JSON byte for byte, since ip prints "dst" twice for some
- * tunnels and a JSON parser keeps one). Also feeds corrupted copies of the messages to the
+ * tunnels and a JSON parser keeps one). synthetic/ is no recording: messages with what the
+ * kernel here cannot hold (capture_synthetic.sh), and what Debian's ip printed for them. Also feeds corrupted copies of the messages to the
  * parser: they must be rejected or parsed, never crash, and what parses must render (ASan
  * build: no read outside what nlparse checked).
  */
@@ -319,6 +320,10 @@ int main(void)
 		  NULL, "encap" },
 		{ "encap: corrupted messages are parsed and rendered, or rejected",
 		  test_corrupted_messages, NULL, NULL, "encap" },
+		{ "synthetic: JSON is ip -j's, byte for byte", test_json_bytes_match_iproute2, NULL,
+		  NULL, "synthetic" },
+		{ "synthetic: corrupted messages are parsed and rendered, or rejected",
+		  test_corrupted_messages, NULL, NULL, "synthetic" },
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
