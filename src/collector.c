@@ -228,7 +228,7 @@ static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 
 	if (nlh->nlmsg_type != RTM_NEWROUTE)
 		return 0;
-	ret = nlparse_prefix_key(nlh, &k);
+	ret = nlparse_prefix_key(nlh, x->pr, &k);
 	if (ret <= 0)
 		return ret;
 	x->marks += (uint32_t)mirror_mark_prefix(x->m, &k);

@@ -630,21 +630,22 @@ int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_rou
 	return 1;
 }
 
-int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
+int nlparse_prefix_key(const struct nlmsghdr *nlh, struct nlparse_route *scratch,
+		       struct prefix_key *out)
 {
-	static __thread struct nlparse_route tmp;
-	int ret = nlparse_route(nlh, 0, &tmp);
+	const struct route *r = &scratch->r;
+	int ret = nlparse_route(nlh, 0, scratch);
 
 	if (ret <= 0)
 		return ret;
 	memset(out, 0, sizeof(*out));
-	memcpy(out->dst, tmp.r.dst, 16);
-	memcpy(out->src, tmp.r.src, 16);
-	out->dst_len = tmp.r.dst_len;
-	out->src_len = tmp.r.src_len;
-	out->table = tmp.r.table;
-	out->metric = tmp.r.metric;
-	out->ifindex = tmp.r.nh_count == 1 ? tmp.r.nh.ifindex : 0;
+	memcpy(out->dst, r->dst, 16);
+	memcpy(out->src, r->src, 16);
+	out->dst_len = r->dst_len;
+	out->src_len = r->src_len;
+	out->table = r->table;
+	out->metric = r->metric;
+	out->ifindex = r->nh_count == 1 ? r->nh.ifindex : 0;
 	return 1;
 }
 

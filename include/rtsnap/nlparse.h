@@ -54,8 +54,9 @@ int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
 int nlparse_nexthop(const struct nlmsghdr *nlh, struct route_nhobj *out)
     __attribute__((warn_unused_result));
 
-/* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key. Returns 1, 0 or -EBADMSG. */
-int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
-    __attribute__((warn_unused_result));
+/* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key, checked as nlparse_route()
+ * checks it (into scratch, the caller's, which is left undefined). Returns 1, 0 or -EBADMSG. */
+int nlparse_prefix_key(const struct nlmsghdr *nlh, struct nlparse_route *scratch,
+		       struct prefix_key *out) __attribute__((warn_unused_result));
 
 #endif

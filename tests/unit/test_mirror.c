@@ -158,7 +158,7 @@ static void load_part(struct mirror *m, const char *stream, const char *phase, e
 				assert_int_equal(mirror_load_route(m, &s_pr), 0);
 			break;
 		case P_PREFIX:
-			if (nlparse_prefix_key(h, &k) == 1)
+			if (nlparse_prefix_key(h, &s_pr, &k) == 1)
 				mirror_mark_prefix(m, &k);
 			break;
 		case P_RULES:
@@ -343,7 +343,7 @@ static void end_step(struct mirror *m, struct wants *w, const struct nlmsghdr **
 			h = NLMSG_NEXT(h, *pleft);
 			break;
 		}
-		if (marks && nlparse_prefix_key(h, &k) == 1)
+		if (marks && nlparse_prefix_key(h, &s_pr, &k) == 1)
 			mirror_mark_prefix(m, &k);
 	}
 	*pfx = h;

@@ -102,7 +102,7 @@ static int add_route(const struct nlmsghdr *h, void *ctx)
 static int add_prefix(const struct nlmsghdr *h, void *ctx)
 {
 	struct prefix_key k;
-	int r = nlparse_prefix_key(h, &k);
+	int r = nlparse_prefix_key(h, &s_pr, &k);
 
 	assert_true(r >= 0);
 	return r ? snapshot_add_prefix_key(ctx, &k) : 0;
