@@ -1034,7 +1034,7 @@ static int coll_open(struct coll *c)
 	memset(c, 0, sizeof(*c));
 	c->dump.fd = c->notify.fd = -1;
 	c->resync_why = TRIGGER__COUNT;
-	c->pr = malloc(sizeof(*c->pr)); /* ~25 KiB: not on the stack */
+	c->pr = malloc(sizeof(*c->pr)); /* about 400 KiB: not on the stack */
 	if (!c->pr)
 		return -ENOMEM;
 	ret = nlconn_open(&c->notify, NLCONN_NOTIFY);
