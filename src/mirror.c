@@ -1121,12 +1121,20 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
 /* ---- routes a dump cannot carry ---- */
 
 /* A dump message must fit the buffer of one dump batch (netlink_dump: up to 32 KiB with its
- * overhead); a route message is about 100 bytes plus 28 per gateway hop. */
+ * overhead); a route message is about 100 bytes plus 28 per gateway hop, plus a hop's
+ * encapsulation (RTA_ENCAP with its payload, RTA_ENCAP_TYPE: its blob's size and 8). */
 #define DUMP_MSG_MAX (32768 - 1024)
 
 static int oversized(const struct mroute *e)
 {
-	return e->r.nh_count > 1 && 160 + (size_t)e->r.nh_count * 28 > DUMP_MSG_MAX;
+	size_t sz = 160 + (size_t)e->r.nh_count * 28;
+
+	if (e->r.nh_count <= 1)
+		return 0;
+	for (unsigned int i = 0; i < e->r.nh_count && sz <= DUMP_MSG_MAX; i++)
+		if (e->nhs[i].encap)
+			sz += route_encap_size(e->nhs[i].encap) + 8;
+	return sz > DUMP_MSG_MAX;
 }
 
 int mirror_has_oversized(const struct mirror *m)
