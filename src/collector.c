@@ -860,6 +860,14 @@ static int resync(struct coll *c, enum collector_trigger why)
 	/* publish what differs; an operator's SIGHUP always gets a new generation */
 	if (!c->m || !c->m_valid || only_m + only_k || why == TRIGGER_SIGNAL)
 		mark_dirty(c);
+	if (trusted && c->m && c->m_valid && !(only_m + only_k) &&
+	    mirror_same_outside_routes(c->m, d)) {
+		/* the kernel agrees with the mirror: keep it, and the segments the published
+		 * snapshot shares with it (the dump's chunks would all be new) */
+		mirror_free(d);
+		d = c->m;
+		c->m = NULL;
+	}
 	mirror_free(c->m);
 	c->m = d;
 	c->m_valid = trusted;
@@ -923,11 +931,15 @@ static int publish(struct coll *c, enum collector_trigger why)
 	stats_set(g_stats.last_ok_mono_ms, now);
 	stats_inc(g_stats.collections[why]);
 	stats_inc(g_stats.publications);
+	stats_add(g_stats.segments_built, s->segs_built);
+	stats_set(g_stats.segments, s->nsegs);
+	stats_set(g_stats.segments_shared, s->nsegs - s->segs_built);
 	stats_set(g_stats.mirror_routes, mirror_routes(c->m));
 	stats_set(g_stats.mirror_bytes, mirror_bytes(c->m));
-	log_debug("published generation %llu: %zu records in %zu tables, built in %.3f s (%s)",
-		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->duration_s,
-		  stats_trigger_name(why));
+	log_debug("published generation %llu: %zu records in %zu tables, %zu of %zu segments "
+		  "built, in %.3f s (%s)",
+		  (unsigned long long)s->generation, s->nroutes, s->ntables, s->segs_built,
+		  s->nsegs, s->duration_s, stats_trigger_name(why));
 	/* s stays valid here: only this thread can retire it, at the next publish */
 	c->dirty = 0;
 	memset(&c->delta, 0, sizeof(c->delta));

@@ -392,17 +392,17 @@ int http_no_snapshot(struct http_req *rq, enum MHD_Result *res)
 static enum MHD_Result ep_proc(struct http_req *rq)
 {
 	static const char *const allowed[] = { NULL };
-	struct render_seg *seg;
+	struct render_seg *segs;
 	enum MHD_Result res;
+	int n;
 
 	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
-	seg = malloc(sizeof(*seg));
-	if (!seg)
+	n = render_proc_segs(rq->snap, &segs);
+	if (n < 0)
 		return MHD_NO;
-	seg->p = rq->snap->proc_text;
-	seg->len = rq->snap->proc_len;
-	return http_send_snapshot_segs(rq, 200, "text/plain; charset=utf-8", seg, 1, NULL);
+	return http_send_snapshot_segs(rq, 200, "text/plain; charset=utf-8", segs, (unsigned int)n,
+				       NULL);
 }
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)
@@ -435,6 +435,11 @@ static json_t *status_collector(int64_t now_ms)
 	json_object_set_new(o, "full_dumps", f);
 	json_object_set_new(o, "publications",
 			    json_integer((json_int_t)stats_get(g_stats.publications)));
+	json_object_set_new(o, "segments_built",
+			    json_integer((json_int_t)stats_get(g_stats.segments_built)));
+	json_object_set_new(o, "segments", json_integer((json_int_t)stats_get(g_stats.segments)));
+	json_object_set_new(o, "segments_shared",
+			    json_integer((json_int_t)stats_get(g_stats.segments_shared)));
 	json_object_set_new(o, "resync_drift_routes",
 			    json_integer((json_int_t)stats_get(g_stats.resync_drift_routes)));
 	json_object_set_new(o, "resyncs_postponed",

@@ -2,19 +2,18 @@
 /*
  * index.c - the per-snapshot indexes behind /routes filters and /routes/lookup.
  *
- * What is built (collector thread, once per snapshot, O(n) plus a hash insert per prefix):
- *   - per table: the prefix lengths present, and whether the records are already sorted by
- *     the kernel order key (index.h). They always have been on the kernels tried; if a table
- *     is not, a sorted permutation of its records is kept instead and the range queries
- *     report it so callers sort their (few) results;
- *   - one open-addressing hash over every (table, dst/len, kind) run of records, kind being
- *     "has a source prefix" or not. A run is the set of routes of one fib6 node (or of its
- *     source subtree), which the key order keeps contiguous. A slot is 8 bytes: the run's
- *     first position and 32 more bits of the hash, so a miss rarely touches a record;
+ * Nothing here is proportional to the table: a snapshot's records are already in the
+ * kernel's order key (index.h) table by table, in segments that are shared between
+ * snapshots, so every query is a binary search on that key. What is built per snapshot
+ * (collector thread) is O(tables + segments + expiring routes):
+ *   - per table: the prefix lengths present (the union of its segments' bitmaps);
+ *   - the tables by id;
  *   - the expiring routes in record order (s->expiring is in deadline order).
  *
- * Longest-prefix match probes the hash once or twice per prefix length present in the
- * table, longest first; "inside P" and paging cursors are binary searches on the key.
+ * A "run" is the set of routes of one fib6 node (or of its source subtree): one (dst/len,
+ * has-a-source-prefix) pair, contiguous in key order. Longest-prefix match finds the run of
+ * each prefix length present in the table, longest first; "inside P" and paging cursors are
+ * binary searches on the key.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,15 +26,9 @@
 
 struct ix_table {
 	uint32_t id, first, count; /* records [first, first + count) incl. a placeholder */
-	uint32_t *perm; /* NULL: records are in key order; else positions sorted by key */
 	uint64_t has0[3], has1[3]; /* bit L: a run of dst_len L with / without source prefix */
 	uint8_t nlens;
 	uint8_t lens[129]; /* dst lengths with any run, longest first */
-};
-
-struct ix_slot {
-	uint32_t pos; /* first + position of the run's first record; UINT32_MAX = empty */
-	uint32_t tag;
 };
 
 struct ix_tid {
@@ -46,44 +39,19 @@ struct lookup_index {
 	struct ix_table *tables;
 	size_t ntables;
 	struct ix_tid *tids; /* sorted by id */
-	struct ix_slot *slots;
-	size_t mask;	   /* slots - 1 */
-	uint32_t *exp_rec; /* expiring routes by record index */
+	uint32_t *exp_rec;   /* expiring routes by record index */
 	size_t nexp;
 	size_t bytes;
 	double build_s;
 };
 
-/* ---- keys: order.h ---- */
-
-/* ---- hash ---- */
-
-static inline uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static inline uint64_t run_hash(uint32_t table, unsigned int kind, unsigned int len, uint64_t hi,
-				uint64_t lo)
-{
-	uint64_t h = mix((uint64_t)table << 16 ^ kind << 8 ^ len ^ 0x9e3779b97f4a7c15ull);
-
-	h = mix(h ^ hi);
-	return mix(h ^ lo);
-}
-
 static inline const struct route *pos_route(const struct snapshot *s, const struct ix_table *t,
 					    uint32_t rel)
 {
-	return &s->routes[t->first + (t->perm ? t->perm[rel] : rel)];
+	return snapshot_route(s, (size_t)t->first + rel);
 }
 
-/* Does r start the run (kind, len, masked dst hi/lo)? */
+/* Does r belong to the run (kind, len, masked dst hi/lo)? */
 static inline int run_match(const struct route *r, uint32_t table, unsigned int kind,
 			    unsigned int len, uint64_t hi, uint64_t lo)
 {
@@ -95,96 +63,32 @@ static inline int run_match(const struct route *r, uint32_t table, unsigned int 
 	return h == hi && l == lo;
 }
 
-/* Table-relative position of the run's first record, or -1. */
+static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct order_key *k,
+		      int after);
+
+/* Table-relative position of the run's first record, or -1. The run's first key: a route
+ * without a source prefix sorts by (end of dst, 1, 255 - len, metric), a source-specific one
+ * by (first address of dst, 0, len, ...); metric and source 0 come first. */
 static long probe(const struct snapshot *s, const struct ix_table *t, unsigned int kind,
 		  unsigned int len, uint64_t hi, uint64_t lo)
 {
-	const struct lookup_index *ix = s->lookup;
-	uint64_t h = run_hash(t->id, kind, len, hi, lo);
-	uint32_t tag = (uint32_t)(h >> 32);
+	struct order_key k = { 0 };
+	uint8_t a[16];
+	uint32_t p;
 
-	for (size_t i = h & ix->mask;; i = (i + 1) & ix->mask) {
-		const struct ix_slot *sl = &ix->slots[i];
-
-		if (sl->pos == UINT32_MAX)
-			return -1;
-		if (sl->tag == tag && sl->pos >= t->first && sl->pos - t->first < t->count &&
-		    run_match(pos_route(s, t, sl->pos - t->first), t->id, kind, len, hi, lo))
-			return (long)(sl->pos - t->first);
+	for (int i = 0; i < 8; i++) {
+		a[i] = (uint8_t)(hi >> (56 - 8 * i));
+		a[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
 	}
-}
-
-static void insert(struct lookup_index *ix, const struct ix_table *t, uint32_t rel,
-		   const struct route *r)
-{
-	unsigned int kind = r->src_len ? 0 : 1;
-	uint64_t hi, lo, h;
-
-	order_span(r->dst, r->dst_len, 0, &hi, &lo);
-	h = run_hash(t->id, kind, r->dst_len, hi, lo);
-	for (size_t i = h & ix->mask;; i = (i + 1) & ix->mask) {
-		if (ix->slots[i].pos == UINT32_MAX) {
-			ix->slots[i].pos = t->first + rel;
-			ix->slots[i].tag = (uint32_t)(h >> 32);
-			return;
-		}
-	}
+	order_span(a, len, kind, &k.a_hi, &k.a_lo);
+	k.c = kind ? 1u << 8 | (255u - len) : len;
+	p = bound(s, t, &k, 0);
+	if (p < t->count && run_match(pos_route(s, t, p), t->id, kind, len, hi, lo))
+		return (long)p;
+	return -1;
 }
 
 /* ---- build ---- */
-
-struct keyed {
-	struct order_key k;
-	uint32_t rel;
-};
-
-static int cmp_keyed(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-	int c = order_key_cmp(&x->k, &y->k);
-
-	return c ? c : (x->rel < y->rel ? -1 : x->rel > y->rel);
-}
-
-/* Records of t not in key order: keep a sorted permutation. */
-static int build_perm(const struct snapshot *s, struct ix_table *t)
-{
-	struct keyed *tmp = malloc((size_t)t->count * sizeof(*tmp));
-
-	t->perm = malloc((size_t)t->count * sizeof(*t->perm));
-	if (!tmp || !t->perm) {
-		free(tmp);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < t->count; i++) {
-		order_key_of(&s->routes[t->first + i], &tmp[i].k);
-		tmp[i].rel = i;
-	}
-	qsort(tmp, t->count, sizeof(*tmp), cmp_keyed);
-	for (uint32_t i = 0; i < t->count; i++)
-		t->perm[i] = tmp[i].rel;
-	free(tmp);
-	return 0;
-}
-
-static int same_run(const struct route *a, const struct route *b)
-{
-	uint64_t h1, l1, h2, l2;
-
-	if (a->dst_len != b->dst_len || (a->src_len != 0) != (b->src_len != 0) ||
-	    a->placeholder != b->placeholder)
-		return 0;
-	order_span(a->dst, a->dst_len, 0, &h1, &l1);
-	order_span(b->dst, b->dst_len, 0, &h2, &l2);
-	return h1 == h2 && l1 == l2;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -193,9 +97,11 @@ static int cmp_tid(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void set_bit(uint64_t *bm, unsigned int b)
+static int cmp_u32(const void *a, const void *b)
 {
-	bm[b / 64] |= 1ull << (b % 64);
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int has_bit(const uint64_t *bm, unsigned int b)
@@ -207,7 +113,6 @@ int index_build(struct snapshot *s)
 {
 	struct lookup_index *ix = calloc(1, sizeof(*ix));
 	struct timespec t0, t1;
-	size_t runs = 0, nslots = 16;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!ix)
@@ -218,72 +123,34 @@ int index_build(struct snapshot *s)
 	if (!ix->tables || !ix->tids)
 		goto fail;
 	ix->bytes = sizeof(*ix) + s->ntables * (sizeof(*ix->tables) + sizeof(*ix->tids));
-
-	/* pass 1: order check, lengths, runs */
 	for (size_t ti = 0; ti < s->ntables; ti++) {
+		const struct snapshot_table *st = &s->tables[ti];
 		struct ix_table *t = &ix->tables[ti];
-		struct order_key prev, cur;
-		int sorted = 1;
 
-		t->id = s->tables[ti].id;
-		t->first = s->tables[ti].first;
-		t->count = s->tables[ti].count;
+		t->id = st->id;
+		t->first = st->first;
+		t->count = st->count;
 		ix->tids[ti].id = t->id;
 		ix->tids[ti].pos = (uint32_t)ti;
-		for (uint32_t i = 0; i < t->count && sorted; i++) {
-			order_key_of(&s->routes[t->first + i], &cur);
-			if (i && order_key_cmp(&prev, &cur) > 0)
-				sorted = 0;
-			prev = cur;
-		}
-		if (!sorted) {
-			if (build_perm(s, t))
-				goto fail;
-			ix->bytes += (size_t)t->count * sizeof(*t->perm);
-		}
-		for (uint32_t i = 0; i < t->count; i++) {
-			const struct route *r = pos_route(s, t, i);
-
-			if (r->placeholder)
-				continue;
-			set_bit(r->src_len ? t->has0 : t->has1, r->dst_len);
-			if (!i || !same_run(pos_route(s, t, i - 1), r))
-				runs++;
-		}
+		for (uint32_t k = st->seg0; k < st->seg0 + st->nseg; k++)
+			for (int w = 0; w < 3; w++) {
+				t->has0[w] |= s->segs[k]->lens0[w];
+				t->has1[w] |= s->segs[k]->lens1[w];
+			}
 		for (int l = 128; l >= 0; l--)
 			if (has_bit(t->has0, (unsigned int)l) || has_bit(t->has1, (unsigned int)l))
 				t->lens[t->nlens++] = (uint8_t)l;
 	}
 	qsort(ix->tids, ix->ntables, sizeof(*ix->tids), cmp_tid);
 
-	/* pass 2: the run hash, load factor <= 1/2 */
-	while (nslots < 2 * runs)
-		nslots *= 2;
-	ix->slots = malloc(nslots * sizeof(*ix->slots));
-	if (!ix->slots)
-		goto fail;
-	memset(ix->slots, 0xff, nslots * sizeof(*ix->slots));
-	ix->mask = nslots - 1;
-	ix->bytes += nslots * sizeof(*ix->slots);
-	for (size_t ti = 0; ti < s->ntables; ti++) {
-		const struct ix_table *t = &ix->tables[ti];
-
-		for (uint32_t i = 0; i < t->count; i++) {
-			const struct route *r = pos_route(s, t, i);
-
-			if (!r->placeholder && (!i || !same_run(pos_route(s, t, i - 1), r)))
-				insert(ix, t, i, r);
-		}
-	}
-
-	/* expiring routes in kernel order */
+	/* expiring routes in kernel order: segment by segment, each in record order */
 	if (s->nexpiring) {
 		ix->exp_rec = malloc(s->nexpiring * sizeof(*ix->exp_rec));
 		if (!ix->exp_rec)
 			goto fail;
-		memcpy(ix->exp_rec, s->expiring, s->nexpiring * sizeof(*ix->exp_rec));
-		qsort(ix->exp_rec, s->nexpiring, sizeof(*ix->exp_rec), cmp_u32);
-		ix->nexp = s->nexpiring;
+		for (size_t k = 0; k < s->nsegs; k++)
+			for (uint32_t j = 0; j < s->segs[k]->nexp; j++)
+				ix->exp_rec[ix->nexp++] = s->seg_first[k] + s->segs[k]->exp[j];
 		ix->bytes += s->nexpiring * sizeof(*ix->exp_rec);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -299,11 +166,8 @@ void index_free(struct lookup_index *ix)
 {
 	if (!ix)
 		return;
-	for (size_t i = 0; ix->tables && i < ix->ntables; i++)
-		free(ix->tables[i].perm);
 	free(ix->tables);
 	free(ix->tids);
-	free(ix->slots);
 	free(ix->exp_rec);
 	free(ix);
 }
@@ -389,7 +253,7 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 						continue;
 					matched = 1;
 					if (route_usable(s, r, now_ms))
-						return r - s->routes;
+						return (long)(t->first + i);
 				}
 				/* a node with a source subtree is entered only through it */
 				if (!matched)
@@ -407,7 +271,7 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 			if (!run_match(r, t->id, 1, len, hi, lo))
 				break;
 			if (route_usable(s, r, now_ms))
-				return r - s->routes;
+				return (long)(t->first + i);
 		}
 	}
 	return -ENOENT;
@@ -456,8 +320,6 @@ int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16
 {
 	const struct ix_table *t = &s->lookup->tables[tpos];
 
-	if (t->perm)
-		return 0;
 	inside_bounds(s, t, addr, len, lo, hi);
 	*lo += t->first;
 	*hi += t->first;
@@ -475,8 +337,7 @@ long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr
 	if (!v)
 		return -ENOMEM;
 	for (uint32_t i = lo; i < hi; i++)
-		v[i - lo] = (uint32_t)(pos_route(s, t, i) - s->routes);
-	qsort(v, hi - lo, sizeof(*v), cmp_u32);
+		v[i - lo] = t->first + i;
 	*out = v;
 	return (long)(hi - lo);
 }
@@ -518,7 +379,7 @@ long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], ui
 					v = nv;
 					cap *= 2;
 				}
-				v[n++] = (uint32_t)(r - s->routes);
+				v[n++] = t->first + i;
 			}
 		}
 	}
@@ -535,7 +396,7 @@ const uint32_t *index_expiring_by_record(const struct snapshot *s, size_t *n)
 
 void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 {
-	const struct route *r = &s->routes[i];
+	const struct route *r = snapshot_route(s, i);
 	struct order_key k, p;
 	int tpos = index_table_pos(s, r->table);
 	size_t first = tpos >= 0 ? s->lookup->tables[tpos].first : i;
@@ -555,7 +416,7 @@ void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 	}
 	order_key_of(r, &k);
 	while (i > first) {
-		order_key_of(&s->routes[--i], &p);
+		order_key_of(snapshot_route(s, --i), &p);
 		if (order_key_cmp(&p, &k))
 			break;
 		c->ordinal++;
@@ -567,7 +428,7 @@ static size_t resume_at(const struct snapshot *s, const struct ix_table *t, uint
 {
 	if (pos >= t->count)
 		return (size_t)t->first + t->count;
-	return (size_t)(pos_route(s, t, pos) - s->routes);
+	return (size_t)t->first + pos;
 }
 
 /* Is r the route cursor c was taken from (same first nexthop)? */

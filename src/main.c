@@ -117,15 +117,13 @@ static int run_once(const char *format)
 		return 1;
 	}
 	if (strcmp(format, "proc") == 0) {
-		ret = io_write_all(STDOUT_FILENO, s->proc_text, s->proc_len);
+		ret = render_proc_write(s, STDOUT_FILENO);
 	} else {
 		struct render_seg *segs = NULL;
 		struct strbuf dyn = { 0 };
 		int n = render_json_all(s, snapshot_now_ms(), &segs, &dyn);
 
-		ret = n < 0 ? n : 0;
-		for (int i = 0; i < n && !ret; i++)
-			ret = io_write_all(STDOUT_FILENO, segs[i].p, segs[i].len);
+		ret = render_write_segs(STDOUT_FILENO, segs, n);
 		free(segs);
 		strbuf_free(&dyn);
 	}

@@ -34,11 +34,12 @@
 #include "rtsnap/mirror.h"
 #include "rtsnap/names.h"
 #include "rtsnap/order.h"
+#include "rtsnap/segment.h"
 
 #define MIRROR_CHUNK 256
 
 struct mroute {
-	struct route r;		 /* nh_idx and metrics_idx unused */
+	struct route r;		 /* r.nhs and r.metrics unused (NULL) */
 	struct route_nh *nhs;	 /* nh_count > 1: the hops; else NULL */
 	struct route_metrics *m; /* RTA_METRICS, or NULL */
 	struct mencaps *enc;	 /* what r.nh.encap and nhs[].encap point into, or NULL */
@@ -50,8 +51,11 @@ struct mencaps {
 	unsigned char b[] __attribute__((aligned(8)));
 };
 
+/* Records in kernel order; seg is the immutable copy published last (segment.h), shared by
+ * the next snapshot unless the chunk changes first: every change drops it (chunk_dirty). */
 struct mchunk {
 	uint32_t n;
+	struct segment *seg;
 	struct mroute e[MIRROR_CHUNK];
 };
 
@@ -76,7 +80,18 @@ struct mirror {
 	 * where a user's replace takes the first route of the node. The window stays open while
 	 * those messages follow. */
 	uint32_t reannounce_id; /* 0: closed */
+	/* What the rendered text of a route depends on besides the route: link names and the
+	 * loopback flag, nexthop objects, iproute2 names. A change bumps ctx_epoch; a
+	 * publication with another epoch (or other names) than the last builds every segment. */
+	uint64_t ctx_epoch, pub_epoch, pub_names;
 };
+
+/* The chunk's records change: its published copy no longer describes it. */
+static void chunk_dirty(struct mchunk *ch)
+{
+	segment_put(ch->seg);
+	ch->seg = NULL;
+}
 
 static int is_group_id(const struct mirror *m, uint32_t id);
 static uint64_t fingerprint(const struct mroute *e);
@@ -175,6 +190,7 @@ void mirror_free(struct mirror *m)
 		for (uint32_t c = 0; c < tb->nchunks; c++) {
 			for (uint32_t i = 0; i < tb->chunks[c]->n; i++)
 				mroute_clear(m, &tb->chunks[c]->e[i]);
+			chunk_dirty(tb->chunks[c]);
 			free(tb->chunks[c]);
 		}
 		free(tb->chunks);
@@ -218,8 +234,8 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 	}
 	mroute_clear(m, e);
 	e->r = rr;
-	e->r.nh_idx = 0;
-	e->r.metrics_idx = UINT32_MAX;
+	e->r.nhs = NULL;
+	e->r.metrics = NULL;
 	e->nhs = n;
 	e->m = mm;
 	e->enc = enc;
@@ -346,6 +362,13 @@ static struct mroute *at(const struct mtable *t, struct mpos p)
 	return &t->chunks[p.c]->e[p.i];
 }
 
+/* The record at p, about to be changed. */
+static struct mroute *at_w(const struct mtable *t, struct mpos p)
+{
+	chunk_dirty(t->chunks[p.c]);
+	return &t->chunks[p.c]->e[p.i];
+}
+
 static int pos_end(const struct mtable *t, struct mpos p)
 {
 	return p.c >= t->nchunks;
@@ -438,6 +461,7 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 		if (!ch)
 			return NULL;
 		ch->n = 0;
+		ch->seg = NULL;
 		t->chunks[t->nchunks++] = ch;
 		p.c = t->nchunks - 1;
 		p.i = 0;
@@ -457,6 +481,8 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 			return NULL;
 		}
 		t->cap = (uint32_t)cap;
+		nc->seg = NULL;
+		chunk_dirty(ch);
 		nc->n = MIRROR_CHUNK - half;
 		memcpy(nc->e, &ch->e[half], nc->n * sizeof(ch->e[0]));
 		ch->n = half;
@@ -470,6 +496,7 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 			ch = nc;
 		}
 	}
+	chunk_dirty(ch);
 	memmove(&ch->e[p.i + 1], &ch->e[p.i], (ch->n - p.i) * sizeof(ch->e[0]));
 	ch->n++;
 	memset(&ch->e[p.i], 0, sizeof(ch->e[0]));
@@ -481,6 +508,7 @@ static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 {
 	struct mchunk *ch = t->chunks[p.c];
 
+	chunk_dirty(ch);
 	mroute_clear(m, &ch->e[p.i]);
 	memmove(&ch->e[p.i], &ch->e[p.i + 1], (ch->n - p.i - 1) * sizeof(ch->e[0]));
 	ch->n--;
@@ -658,7 +686,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		if (pick.c == UINT32_MAX)
 			pick = fallback;
 		if (pick.c != UINT32_MAX) {
-			struct mroute *e = at(t, pick);
+			struct mroute *e = at_w(t, pick);
 			uint64_t fp0 = fingerprint(e);
 			int64_t exp0 = e->r.expires_ms;
 
@@ -682,6 +710,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 			uint64_t fp0 = fingerprint(e);
 			int64_t exp0 = e->r.expires_ms;
 
+			e = at_w(t, p);
 			ret = merge_group(m, e, pr);
 			if (!ret)
 				count_change(d, e, fp0, exp0);
@@ -695,6 +724,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		int64_t exp0 = e->r.expires_ms;
 
 		if (ecmp && ecmp_able(m, &e->r)) {
+			e = at_w(t, p);
 			ret = merge_group(m, e, pr);
 			if (!ret)
 				count_change(d, e, fp0, exp0);
@@ -704,6 +734,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 			/* the same route: RTF_PREFIX_RT (known only from RTM_F_PREFIX dumps) stays */
 			uint8_t pfx = e->r.prefix_rt;
 
+			e = at_w(t, p);
 			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
 			if (!ret) {
 				e->r.prefix_rt |= pfx;
@@ -773,7 +804,7 @@ static int del_one(struct mirror *m, struct mtable *t, const struct route *r,
 			for (unsigned int i = 0; h && i < e->r.nh_count; i++) {
 				if (hop_same(&e->nhs[i], h)) {
 					d->changed++;
-					return group_drop_hop(m, e, i);
+					return group_drop_hop(m, at_w(t, p), i);
 				}
 			}
 			continue;
@@ -844,6 +875,8 @@ int mirror_set_link(struct mirror *m, const struct route_link *l)
 			what |= MIRROR_LINK_RENAMED;
 		if ((o->flags ^ l->flags) & LINK_STATE_FLAGS)
 			what |= MIRROR_LINK_STATE;
+		if ((what & MIRROR_LINK_RENAMED) || ((o->flags ^ l->flags) & IFF_LOOPBACK))
+			m->ctx_epoch++; /* what routes over it print */
 		*o = *l;
 		return what;
 	}
@@ -852,6 +885,7 @@ int mirror_set_link(struct mirror *m, const struct route_link *l)
 	memmove(&m->links[i + 1], &m->links[i], (m->nlinks - i) * sizeof(*m->links));
 	m->links[i] = *l;
 	m->nlinks++;
+	m->ctx_epoch++;
 	return MIRROR_LINK_NEW;
 }
 
@@ -885,6 +919,7 @@ void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
 	if (i < m->nlinks && m->links[i].ifindex == ifindex) {
 		memmove(&m->links[i], &m->links[i + 1], (m->nlinks - i - 1) * sizeof(*m->links));
 		m->nlinks--;
+		m->ctx_epoch++;
 	}
 	for (size_t ti = 0; ti < m->ntables; ti++) {
 		struct mtable *t = &m->tables[ti];
@@ -899,7 +934,7 @@ void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
 			} else if (e->r.nh_count > 1) {
 				for (unsigned int h = 0; h < e->r.nh_count;) {
 					if (e->nhs[h].ifindex == ifindex && e->r.nh_count > 1) {
-						group_drop_hop(m, e, h);
+						group_drop_hop(m, at_w(t, p), h);
 						d->changed++;
 						if (e->r.nh_count == 1)
 							break;
@@ -948,6 +983,7 @@ int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o)
 		if (!memcmp(&m->nhobjs[i], o, sizeof(*o)))
 			return 0;
 		m->nhobjs[i] = *o;
+		m->ctx_epoch++;
 		return 1;
 	}
 	if (grow((void **)&m->nhobjs, &m->nhobjs_cap, m->nnhobjs, sizeof(*m->nhobjs)))
@@ -955,12 +991,14 @@ int mirror_set_nhobj(struct mirror *m, const struct route_nhobj *o)
 	memmove(&m->nhobjs[i + 1], &m->nhobjs[i], (m->nnhobjs - i) * sizeof(*m->nhobjs));
 	m->nhobjs[i] = *o;
 	m->nnhobjs++;
+	m->ctx_epoch++;
 	return 1;
 }
 
 void mirror_clear_nhobjs(struct mirror *m)
 {
 	m->nnhobjs = 0;
+	m->ctx_epoch++;
 }
 
 /* Remove every route for which drop(m, route, arg) is true. */
@@ -1050,6 +1088,7 @@ void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d)
 		memmove(&m->nhobjs[i], &m->nhobjs[i + 1],
 			(m->nnhobjs - i - 1) * sizeof(*m->nhobjs));
 		m->nnhobjs--;
+		m->ctx_epoch++;
 	}
 	remove_if(m, over_nhobj, id, d);
 }
@@ -1112,7 +1151,7 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
 			continue;
 		if (e->r.prefix_rt)
 			return 0;
-		e->r.prefix_rt = 1;
+		at_w(t, p)->r.prefix_rt = 1;
 		return 1;
 	}
 	return 0;
@@ -1182,6 +1221,20 @@ long mirror_keep_oversized(const struct mirror *old, struct mirror *d)
 	return kept;
 }
 
+int mirror_same_outside_routes(const struct mirror *a, const struct mirror *b)
+{
+	if (a->nlinks != b->nlinks || a->nnhobjs != b->nnhobjs || a->ntables != b->ntables)
+		return 0;
+	if (a->nlinks && memcmp(a->links, b->links, a->nlinks * sizeof(*a->links)))
+		return 0;
+	if (a->nnhobjs && memcmp(a->nhobjs, b->nhobjs, a->nnhobjs * sizeof(*a->nhobjs)))
+		return 0;
+	for (size_t t = 0; t < a->ntables; t++)
+		if (a->tables[t].id != b->tables[t].id)
+			return 0;
+	return 1;
+}
+
 /* ---- sizes ---- */
 
 size_t mirror_routes(const struct mirror *m)
@@ -1203,43 +1256,82 @@ size_t mirror_bytes(const struct mirror *m)
 
 /* ---- snapshots ---- */
 
-int mirror_snapshot(const struct mirror *m, struct snapshot **out)
+/* The segment of chunk ch of table t, built now if the chunk changed since the last one. */
+static int chunk_segment(const struct snapshot *s, const struct mtable *t, struct mchunk *ch,
+			 struct segment_in *in)
+{
+	for (uint32_t i = 0; i < ch->n; i++) {
+		in[i].r = &ch->e[i].r;
+		in[i].nhs = ch->e[i].nhs;
+		in[i].m = ch->e[i].m;
+	}
+	return segment_build(s, t->id, in, ch->n, &ch->seg);
+}
+
+/* Whether table t's records end with a ::/0 route without source prefix (such routes sort
+ * last in the key order): then the kernel has no placeholder row for the table. */
+static int has_default(const struct mtable *t)
+{
+	const struct mchunk *ch = t->nchunks ? t->chunks[t->nchunks - 1] : NULL;
+
+	return ch && ch->n && ch->e[ch->n - 1].r.dst_len == 0 && ch->e[ch->n - 1].r.src_len == 0;
+}
+
+int mirror_snapshot(struct mirror *m, struct snapshot **out)
 {
 	struct snapshot *s = NULL;
-	int ret = snapshot_new(&s);
+	struct segment_in *in = malloc(MIRROR_CHUNK * sizeof(*in));
+	int ret = in ? snapshot_new(&s) : -ENOMEM;
+	uint64_t nh;
 
 	for (size_t i = 0; !ret && i < m->nlinks; i++)
 		ret = snapshot_add_link(s, &m->links[i]);
 	for (size_t i = 0; !ret && i < m->nnhobjs; i++)
 		ret = snapshot_add_nhobj(s, &m->nhobjs[i]);
-	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
-		const struct mtable *t = &m->tables[ti];
-
-		if (!t->nroutes) {
-			struct route p;
-
-			memset(&p, 0, sizeof(p));
-			p.table = t->id;
-			p.placeholder = 1;
-			ret = snapshot_add_route(s, &p, NULL, 0, NULL);
-			continue;
-		}
-		for (uint32_t c = 0; !ret && c < t->nchunks; c++)
-			for (uint32_t i = 0; !ret && i < t->chunks[c]->n; i++) {
-				const struct mroute *e = &t->chunks[c]->e[i];
-
-				ret = snapshot_add_route(s, &e->r, e->nhs, e->r.nh_count, e->m);
-			}
-	}
-	s->ordered_tables = 1;
 	if (!ret)
 		ret = names_load(NULL, &s->names);
 	if (!ret)
+		ret = snapshot_prepare(s);
+	nh = ret ? 0 : names_hash(s->names);
+	if (!ret && (m->ctx_epoch != m->pub_epoch || nh != m->pub_names)) {
+		/* every route may print differently now */
+		for (size_t ti = 0; ti < m->ntables; ti++)
+			for (uint32_t c = 0; c < m->tables[ti].nchunks; c++)
+				chunk_dirty(m->tables[ti].chunks[c]);
+	}
+	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+
+		for (uint32_t c = 0; !ret && c < t->nchunks; c++) {
+			struct mchunk *ch = t->chunks[c];
+
+			if (!ch->seg) {
+				ret = chunk_segment(s, t, ch, in);
+				s->segs_built++;
+			}
+			if (!ret)
+				ret = snapshot_add_segment(s, ch->seg);
+		}
+		if (!ret && !has_default(t)) {
+			/* the table's placeholder row: one line, built anew (a table has one) */
+			struct segment *g;
+
+			ret = segment_placeholder(s, t->id, &g);
+			if (!ret) {
+				ret = snapshot_add_segment(s, g);
+				segment_put(g);
+			}
+		}
+	}
+	if (!ret)
 		ret = snapshot_finish(s);
+	free(in);
 	if (ret) {
 		snapshot_free(s);
 		return ret;
 	}
+	m->pub_epoch = m->ctx_epoch;
+	m->pub_names = nh;
 	*out = s;
 	return 0;
 }
@@ -1275,8 +1367,8 @@ static uint64_t fingerprint(const struct mroute *e)
 	uint64_t h = 0xcbf29ce484222325ULL;
 
 	k.expires_ms = e->r.expires_ms != 0; /* has a deadline, not where it is */
-	k.nh_idx = 0;
-	k.metrics_idx = 0;
+	k.nhs = NULL;
+	k.metrics = NULL;
 	k.nh.encap = NULL;
 	h = fnv(h, &k, sizeof(k));
 	if (e->r.nh_count == 1)

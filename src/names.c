@@ -330,3 +330,27 @@ int names_type_id(const char *s, uint8_t *id)
 	*id = (uint8_t)v;
 	return 0;
 }
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ 0xff) * 0x100000001b3ULL; /* NULL and "" differ from a following name */
+}
+
+uint64_t names_hash(const struct names *n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (!n)
+		return 0;
+	for (int i = 0; i < 256; i++) {
+		h = hash_str(h, n->proto[i]);
+		h = hash_str(h, n->scope[i]);
+	}
+	for (size_t i = 0; i < n->ntables; i++) {
+		h = (h ^ n->tables[i].id) * 0x100000001b3ULL;
+		h = hash_str(h, n->tables[i].name);
+	}
+	return h;
+}

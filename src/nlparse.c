@@ -579,7 +579,7 @@ int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_rou
 	r->rtm_flags = rtm->rtm_flags;
 	r->table = tb[RTA_TABLE] ? attr_u32(tb[RTA_TABLE]) : rtm->rtm_table;
 	r->pref = tb[RTA_PREF] ? *(const uint8_t *)RTA_DATA(tb[RTA_PREF]) : ROUTE_PREF_NONE;
-	r->metrics_idx = UINT32_MAX;
+	r->metrics = NULL;
 	if (tb[RTA_DST])
 		memcpy(r->dst, RTA_DATA(tb[RTA_DST]), 16);
 	if (tb[RTA_SRC])

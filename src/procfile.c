@@ -40,6 +40,7 @@
 #include "rtsnap/io.h"
 #include "rtsnap/log.h"
 #include "rtsnap/procfile.h"
+#include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
@@ -232,7 +233,7 @@ static int write_file(const struct snapshot *s)
 	/* the mode asked for at creation went through the umask; readers need 0644 */
 	err = fchmod(fd, FILE_MODE) < 0 ? -errno : 0;
 	if (!err)
-		err = io_write_all(fd, s->proc_text, s->proc_len);
+		err = render_proc_write(s, fd);
 	if (!err && !named) {
 		err = link_tmpfile(fd, tmp, sizeof(tmp));
 		named = !err;

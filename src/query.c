@@ -345,7 +345,7 @@ static void run_close(struct seg_build *b)
 static void emit(const struct snapshot *s, struct seg_build *b, struct strbuf *dyn, size_t i,
 		 size_t count, int64_t now_ms)
 {
-	const struct route *r = &s->routes[i];
+	const struct route *r = snapshot_route(s, i);
 	const char *p;
 	size_t len;
 
@@ -454,7 +454,7 @@ static int matches(const struct run_ctx *c, const struct route *r)
 /* Consider record i; returns 1 when the walk can stop. */
 static int visit(struct run_ctx *c, size_t i)
 {
-	if (i < c->resume || !matches(c, &c->s->routes[i]))
+	if (i < c->resume || !matches(c, snapshot_route(c->s, i)))
 		return 0;
 	if (c->count == c->limit) {
 		c->more = 1;
@@ -585,8 +585,8 @@ void query_render_route(const struct snapshot *s, size_t i, int64_t now_ms, stru
 	const char *p;
 	size_t len;
 
-	if (s->routes[i].expires_ms) {
-		render_json_route(s, &s->routes[i], now_ms, sb);
+	if (snapshot_route(s, i)->expires_ms) {
+		render_json_route(s, snapshot_route(s, i), now_ms, sb);
 		return;
 	}
 	render_json_span(s, i, &p, &len);
@@ -601,7 +601,7 @@ void query_render_expiring(const struct snapshot *s, int64_t now_ms, struct strb
 {
 	strbuf_putc(sb, '[');
 	for (size_t k = 0; k < s->nexpiring; k++) {
-		const struct route *r = &s->routes[s->expiring[k]];
+		const struct route *r = snapshot_route(s, s->expiring[k]);
 
 		if (k)
 			strbuf_putc(sb, ',');

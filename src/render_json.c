@@ -4,12 +4,11 @@
  * (iproute2 ip/iproute.c print_route): same keys, same order, same value forms, same
  * omissions.
  *
- * Every route's object is rendered once per snapshot into one buffer that is already the
- * whole array: "[obj,obj,...]". Route i's bytes (with its leading comma) are
- * [off[i], off[i+1]). Routes that carry an expiry are rendered again per response, because
- * "expires" is the time left at the moment of the response; the response is then the
- * pre-rendered spans with those few routes spliced in (work proportional to the expiring
- * routes, not to the table).
+ * Every route's object is rendered once, when its segment is built (segment.c), each with a
+ * leading comma: a segment's bytes are ",obj,obj...". Routes that carry an expiry are
+ * rendered again per response, because "expires" is the time left at the moment of the
+ * response; the response is then the pre-rendered spans of every segment with those few
+ * routes spliced in (work proportional to the segments and the expiring routes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,12 +33,6 @@
 #include "rtsnap/index.h"
 #include "rtsnap/names.h"
 #include "rtsnap/render.h"
-
-struct json_view {
-	char *buf;
-	size_t len;
-	size_t *off; /* nroutes + 1 entries */
-};
 
 static const char *const s_metric_names[ROUTE_METRICS_MAX] = {
 	[RTAX_MTU] = "mtu",	      [RTAX_WINDOW] = "window",
@@ -980,113 +973,67 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 	strbuf_putc(sb, '}');
 }
 
-int render_json_build(struct snapshot *s)
-{
-	struct json_view *v = calloc(1, sizeof(*v));
-	struct strbuf sb = { 0 };
-	int64_t now = s->taken_mono_ms;
-	int first = 1;
-
-	if (!v)
-		return -ENOMEM;
-	v->off = malloc((s->nroutes + 1) * sizeof(*v->off));
-	if (!v->off)
-		goto fail;
-	strbuf_reserve(&sb, s->nroutes * 160 + 2);
-	strbuf_putc(&sb, '[');
-	for (size_t i = 0; i < s->nroutes; i++) {
-		const struct route *r = &s->routes[i];
-
-		v->off[i] = sb.len;
-		if (r->placeholder)
-			continue;
-		if (!first)
-			strbuf_putc(&sb, ',');
-		first = 0;
-		render_json_route(s, r, now, &sb);
-	}
-	v->off[s->nroutes] = sb.len;
-	strbuf_puts(&sb, "]\n");
-	if (sb.failed)
-		goto fail;
-	v->buf = strbuf_detach(&sb, &v->len);
-	s->json = v;
-	return 0;
-fail:
-	strbuf_free(&sb);
-	render_json_free(v);
-	return -ENOMEM;
-}
-
-void render_json_free(struct json_view *v)
-{
-	if (!v)
-		return;
-	free(v->buf);
-	free(v->off);
-	free(v);
-}
-
 void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t *len)
 {
-	const struct json_view *v = s->json;
+	uint32_t k;
+	const struct segment *g = snapshot_segment_of(s, i, &k);
 
-	*p = v->buf + v->off[i];
-	*len = v->off[i + 1] - v->off[i];
+	*p = g->json + g->json_off[k];
+	*len = g->json_off[k + 1] - g->json_off[k];
 }
 
 int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg **segs,
 		    struct strbuf *dyn)
 {
-	const struct json_view *v = s->json;
-	size_t nseg = 0, pos = 0;
-	struct render_seg *out;
-	size_t *dyn_start;
+	size_t nseg = 0, cap = 2 * s->nexpiring + s->nsegs + 2, ndyn = 0;
+	struct render_seg *out = malloc(cap * sizeof(*out));
+	size_t *dyn_start = malloc((s->nexpiring + 1) * sizeof(*dyn_start));
+	static const char open_br[] = "[", close_br[] = "]\n";
+	int first = 1;
 
-	out = malloc((2 * s->nexpiring + 1) * sizeof(*out));
-	dyn_start = malloc((s->nexpiring + 1) * sizeof(*dyn_start));
 	if (!out || !dyn_start) {
 		free(out);
 		free(dyn_start);
 		return -ENOMEM;
 	}
-	/* splice the expiring routes in route order, which the index keeps (built once per
-	 * snapshot; nothing is sorted per response) */
-	{
-		size_t n;
-		const uint32_t *idx = index_expiring_by_record(s, &n);
+	out[nseg].p = open_br;
+	out[nseg++].len = 1;
+	for (size_t k = 0; k < s->nsegs; k++) {
+		const struct segment *g = s->segs[k];
+		size_t pos = 0, end = g->json_off[g->n];
 
-		if (n != s->nexpiring) { /* only a snapshot without its index (never published) */
-			free(out);
-			free(dyn_start);
-			return -EINVAL;
-		}
-		for (size_t k = 0; k < n; k++) {
-			uint32_t i = idx[k];
-			size_t a = v->off[i], b = v->off[i + 1];
+		/* the segment's pre-rendered spans, with its routes that carry a deadline rendered
+		 * for now (g->exp is in record order) */
+		for (uint32_t e = 0; e <= g->nexp; e++) {
+			size_t a = e < g->nexp ? g->json_off[g->exp[e]] : end;
 
-			out[nseg].p = v->buf + pos; /* pre-rendered span before route i */
-			out[nseg++].len = a - pos;
-			dyn_start[k] = dyn->len;
-			if (v->buf[a] == ',')
+			if (a > pos) {
+				out[nseg].p = g->json + pos + first;
+				out[nseg++].len = a - pos - first;
+				first = 0;
+			}
+			if (e == g->nexp)
+				break;
+			dyn_start[ndyn] = dyn->len;
+			if (!first)
 				strbuf_putc(dyn, ',');
-			render_json_route(s, &s->routes[i], now_ms, dyn);
+			first = 0;
+			render_json_route(s, &g->routes[g->exp[e]], now_ms, dyn);
 			out[nseg].p = NULL; /* fixed up below, dyn may move */
-			out[nseg++].len = dyn->len - dyn_start[k];
-			pos = b;
+			out[nseg++].len = dyn->len - dyn_start[ndyn++];
+			pos = g->json_off[g->exp[e] + 1];
 		}
-
-		out[nseg].p = v->buf + pos;
-		out[nseg++].len = v->len - pos;
-		if (dyn->failed) {
-			free(out);
-			free(dyn_start);
-			return -ENOMEM;
-		}
-		for (size_t k = 0, j = 0; k < nseg; k++)
-			if (!out[k].p)
-				out[k].p = dyn->buf + dyn_start[j++];
 	}
+	out[nseg].p = close_br;
+	out[nseg++].len = 2;
+	if (dyn->failed) {
+		free(out);
+		free(dyn_start);
+		return -ENOMEM;
+	}
+	for (size_t k = 0, j = 0; k < nseg; k++)
+		if (!out[k].p)
+			out[k].p = dyn->buf + dyn_start[j++];
 	free(dyn_start);
 	*segs = out;
 	return (int)nseg;

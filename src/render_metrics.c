@@ -219,18 +219,19 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 		const char *tname = names_table(s->names, st->id, tb);
 		size_t ntouched = 0;
 
-		for (uint32_t i = st->first; i < st->first + st->count; i++) {
-			const struct route *r = &s->routes[i];
-			uint16_t k = (uint16_t)(r->protocol << 8 | r->type);
+		/* the segments' own counts: O(segments), not O(routes) */
+		for (uint32_t g = st->seg0; g < st->seg0 + st->nseg; g++) {
+			const struct segment *sg = s->segs[g];
 
-			if (r->placeholder)
-				continue;
-			if (!cnt[k]++)
-				touched[ntouched++] = k;
-			if (r->nh_count > 1) {
-				mp_routes[t]++;
-				mp_nh[t] += r->nh_count;
+			for (uint32_t j = 0; j < sg->nkinds; j++) {
+				uint16_t k = (uint16_t)sg->kinds[j].key;
+
+				if (!cnt[k])
+					touched[ntouched++] = k;
+				cnt[k] += sg->kinds[j].n;
 			}
+			mp_routes[t] += sg->mp_routes;
+			mp_nh[t] += sg->mp_nh;
 		}
 		qsort(touched, ntouched, sizeof(*touched), cmp_u16);
 		for (size_t j = 0; j < ntouched; j++) {
@@ -266,7 +267,6 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 struct dev_count {
 	uint32_t ifindex;
 	uint32_t routes;
-	size_t stamp; /* 1 + the last record counted, to count a route once per device */
 };
 
 static int cmp_dev(const void *a, const void *b)
@@ -276,8 +276,8 @@ static int cmp_dev(const void *a, const void *b)
 	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
 }
 
-/* Count record i on ifindex; devs is sorted except for entries appended past *nsorted. */
-static int dev_add(struct dev_count **devs, size_t *n, size_t *cap, uint32_t ifindex, size_t i)
+/* Add cnt routes on ifindex; devs is sorted by ifindex. */
+static int dev_add(struct dev_count **devs, size_t *n, size_t *cap, uint32_t ifindex, uint32_t cnt)
 {
 	struct dev_count key = { .ifindex = ifindex }, *d;
 
@@ -302,10 +302,7 @@ static int dev_add(struct dev_count **devs, size_t *n, size_t *cap, uint32_t ifi
 		(*n)++;
 		d = &(*devs)[pos];
 	}
-	if (d->stamp != i + 1) {
-		d->stamp = i + 1;
-		d->routes++;
-	}
+	d->routes += cnt;
 	return 0;
 }
 
@@ -321,15 +318,11 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		devs[i].ifindex = s->links[i].ifindex; /* links are sorted by ifindex */
-	for (size_t i = 0; i < s->nroutes; i++) {
-		const struct route *r = &s->routes[i];
+	for (size_t k = 0; k < s->nsegs; k++) {	       /* the segments' own counts */
+		const struct segment *sg = s->segs[k];
 
-		if (r->placeholder || !r->nh_count)
-			continue;
-		for (unsigned int j = 0; j < r->nh_count; j++) {
-			const struct route_nh *nh = snapshot_route_nh(s, r, j);
-
-			if (nh->ifindex && dev_add(&devs, &n, &cap, nh->ifindex, i)) {
+		for (uint32_t j = 0; j < sg->ndevs; j++) {
+			if (dev_add(&devs, &n, &cap, sg->devs[j].key, sg->devs[j].n)) {
 				free(devs);
 				return -ENOMEM;
 			}
@@ -389,7 +382,7 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 		const char *tname = names_table(s->names, st->id, tb);
 
 		for (uint32_t i = st->first; i < st->first + st->count; i++) {
-			const struct route *r = &s->routes[i];
+			const struct route *r = snapshot_route(s, i);
 			unsigned int nnh = r->nh_count ? r->nh_count : 1;
 
 			if (r->placeholder)
@@ -610,6 +603,15 @@ static void render_collector(struct strbuf *sb)
 		stats_get(g_stats.unknown_deletes));
 	counter(sb, "rtsnap_publications_total", "Snapshots published.",
 		stats_get(g_stats.publications));
+	counter(sb, "rtsnap_segments_built_total",
+		"Segments (runs of up to 256 routes with their rendered text) built for a "
+		"publication; the others are shared with the previous snapshot.",
+		stats_get(g_stats.segments_built));
+	gauge_u(sb, "rtsnap_snapshot_segments", "Segments in the last snapshot published.",
+		stats_get(g_stats.segments));
+	gauge_u(sb, "rtsnap_snapshot_segments_shared",
+		"Segments of the last snapshot published that it shares with the one before.",
+		stats_get(g_stats.segments_shared));
 	gauge_u(sb, "rtsnap_mirror_routes", "Routes (records) in the collector's mirror.",
 		stats_get(g_stats.mirror_routes));
 	gauge_u(sb, "rtsnap_mirror_bytes", "Bytes of memory the collector's mirror holds.",
@@ -642,9 +644,10 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 		       "Seconds until the earliest expiry deadline still ahead among the routes of "
 		       "the snapshot (no sample when none).");
 		if (past < s->nexpiring)
-			strbuf_appendf(sb, "rtsnap_routes_next_expiry_seconds %.3f\n",
-				       (double)(s->routes[s->expiring[past]].expires_ms - now_ms) /
-					   1000.0);
+			strbuf_appendf(
+			    sb, "rtsnap_routes_next_expiry_seconds %.3f\n",
+			    (double)(snapshot_route(s, s->expiring[past])->expires_ms - now_ms) /
+				1000.0);
 		gauge_u(sb, "rtsnap_routes_past_deadline",
 			"Routes of the snapshot whose expiry deadline has passed but that the "
 			"kernel still listed (garbage collection lag).",

@@ -120,7 +120,7 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 
 /* One line; p has room for LINE_MAX_LEN bytes. Returns the end. */
 #define LINE_MAX_LEN 160
-/* The loopback device's name while render_proc_build() runs (collector thread only): the
+/* The loopback device's name while segments are rendered (collector thread only): the
  * kernel prints it, renamed or not, for reject routes and placeholder rows. */
 static const char *s_lo = "lo";
 static const char *loopback_name(const struct snapshot *s);
@@ -222,37 +222,59 @@ static char *put_nhobj_line(char *p, const struct snapshot *s, const struct rout
 	return p;
 }
 
-int render_proc_build(struct snapshot *s)
+void render_proc_prepare(const struct snapshot *s)
 {
-	size_t lines = 0, cap;
-	char *buf, *p;
-
-	for (size_t t = 0; t < s->ntables; t++)
-		lines += s->tables[t].lines;
-	if (__builtin_mul_overflow(lines, (size_t)LINE_MAX_LEN, &cap))
-		return -ENOMEM;
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
 	s_lo = loopback_name(s);
-	for (size_t i = 0; i < s->nroutes; i++) {
-		const struct route *r = &s->routes[i];
+}
 
-		if (r->nhid) {
-			/* one fib6_info, shown with its nexthop object's (first) nexthop */
-			p = put_nhobj_line(p, s, r);
-		} else if (r->nh_count > 1) {
-			for (unsigned int k = 0; k < r->nh_count; k++)
-				p = put_line(p, s, r, snapshot_route_nh(s, r, k));
-		} else {
-			p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
-		}
+void render_proc_route(const struct snapshot *s, const struct route *r, struct strbuf *sb)
+{
+	unsigned int lines = r->nh_count > 1 && !r->nhid ? r->nh_count : 1;
+	char *p;
+
+	if (!strbuf_reserve(sb, (size_t)lines * LINE_MAX_LEN))
+		return;
+	p = sb->buf + sb->len;
+	if (r->nhid) {
+		/* one fib6_info, shown with its nexthop object's (first) nexthop */
+		p = put_nhobj_line(p, s, r);
+	} else if (r->nh_count > 1) {
+		for (unsigned int k = 0; k < r->nh_count; k++)
+			p = put_line(p, s, r, snapshot_route_nh(s, r, k));
+	} else {
+		p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
 	}
-	s->proc_len = (size_t)(p - buf);
-	/* give back the slack of the worst-case estimate */
-	s->proc_text = realloc(buf, s->proc_len ? s->proc_len : 1);
-	if (!s->proc_text)
-		s->proc_text = buf;
-	return 0;
+	sb->len = (size_t)(p - sb->buf);
+}
+
+int render_proc_segs(const struct snapshot *s, struct render_seg **out)
+{
+	struct render_seg *v = malloc((s->nsegs ? s->nsegs : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nsegs; k++) {
+		v[k].p = s->segs[k]->proc;
+		v[k].len = s->segs[k]->proc_off[s->segs[k]->n];
+	}
+	*out = v;
+	return (int)s->nsegs;
+}
+
+char *render_proc_text(const struct snapshot *s, size_t *len)
+{
+	char *p = malloc(s->proc_len + 1);
+	size_t n = 0;
+
+	if (!p)
+		return NULL;
+	for (size_t k = 0; k < s->nsegs; k++) {
+		size_t l = s->segs[k]->proc_off[s->segs[k]->n];
+
+		memcpy(p + n, s->segs[k]->proc, l);
+		n += l;
+	}
+	p[n] = 0;
+	*len = n;
+	return p;
 }

@@ -18,6 +18,11 @@
  *     retired while readers still hold it is counted (s_retired, s_retired_bytes) until its
  *     last reader frees it. After each retirement the retire hook runs on the collector
  *     thread: the HTTP layer uses it to bound what slow responses pin (http_pin.c).
+ *   - Segments (segment.h): a snapshot holds one reference on each of its segments, taken
+ *     by snapshot_add_segment() and dropped by snapshot_destroy(); segments are immutable
+ *     and shared with other snapshots and with the collector's mirror, so destroying a
+ *     snapshot frees only the segments nobody else holds. A reader may use a segment for as
+ *     long as it holds the snapshot.
  *   - Builds with RTSNAP_POISON overwrite a snapshot before freeing it, so a reader that
  *     touches a retired snapshot reads garbage that the stress test notices (and ASan/TSan
  *     report the access itself).
@@ -36,6 +41,8 @@
 #include "rtsnap/index.h"
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/names.h"
+#include "rtsnap/order.h"
+#include "rtsnap/segment.h"
 
 #define MAIN_TABLE 254
 #define LOCAL_TABLE 255
@@ -86,20 +93,12 @@ size_t snapshot_bytes_estimate(const struct snapshot *s)
 {
 	size_t b = sizeof(*s);
 
-	b += s->nroutes * sizeof(*s->routes) + s->nnexthops * sizeof(*s->nexthops);
-	b += s->nmetrics * sizeof(*s->metrics) + s->ntables * sizeof(*s->tables);
+	b +=
+	    s->nsegs * (sizeof(*s->segs) + sizeof(*s->seg_first)) + s->ntables * sizeof(*s->tables);
 	b += s->nlinks * sizeof(*s->links) + s->nnhobjs * sizeof(*s->nhobjs);
-	b += s->nempty * sizeof(*s->empty_tables) + s->nprefix_keys * sizeof(*s->prefix_keys);
-	b += s->nexpiring * sizeof(*s->expiring) + s->proc_len + s->encaps_bytes;
-	if (s->json && s->nroutes) {
-		const char *p0, *pn;
-		size_t l0, ln;
-
-		/* the pre-rendered array is contiguous: first object to the end of the last */
-		render_json_span(s, 0, &p0, &l0);
-		render_json_span(s, s->nroutes - 1, &pn, &ln);
-		b += (size_t)(pn + ln - p0) + 3 + (s->nroutes + 1) * sizeof(size_t);
-	}
+	b += s->nexpiring * sizeof(*s->expiring);
+	for (size_t k = 0; k < s->nsegs; k++)
+		b += s->segs[k]->bytes;
 	if (s->lookup)
 		b += index_bytes(s->lookup);
 	if (s->metrics_view) {
@@ -126,10 +125,12 @@ int64_t snapshot_now_ms(void)
 
 int snapshot_new(struct snapshot **out)
 {
+	static uint64_t serial; /* atomic */
 	struct snapshot *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
+	s->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s_live, 1, __ATOMIC_RELAXED);
 	*out = s;
 	return 0;
@@ -140,85 +141,115 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 	return array_grow(arr, cap, n, sz, 64);
 }
 
-/* Storage of a snapshot's encapsulations: blocks that never move, freed with the snapshot. */
-struct snapshot_encaps {
-	struct snapshot_encaps *next;
+/* ---- records added one by one (snapshot_add_route), cut into segments by finish ---- */
+
+/* Staged records own their hops and metrics (malloc()ed copies, freed by stage_free); their
+ * hops' encapsulations are copied into blocks of the stage that never move (stage_encaps). */
+struct stage_encaps {
+	struct stage_encaps *next;
 	size_t used, cap;
 	unsigned char b[] __attribute__((aligned(8)));
 };
 
-#define ENCAPS_BLOCK 65536
+struct snapshot_stage {
+	struct route *routes;
+	size_t n, cap;
+	struct stage_encaps *enc;
+	uint32_t *empty; /* tables that exist without routes (see build_tables) */
+	size_t nempty, empty_cap;
+	struct prefix_key *pk; /* RTF_PREFIX_RT routes seen in the second dump */
+	size_t npk, pk_cap;
+};
 
-/* Copy the encapsulations of record d (its hops nhs, for multipath) into s and point d at
- * them. 0 or -ENOMEM. */
-static int copy_encaps(struct snapshot *s, struct route *d, struct route_nh *nhs)
+static struct snapshot_stage *stage_of(struct snapshot *s)
+{
+	if (!s->stage)
+		s->stage = calloc(1, sizeof(*s->stage));
+	return s->stage;
+}
+
+#define STAGE_ENCAPS_BLOCK 65536
+
+/* Copy the encapsulations of record d (its hops nhs, for multipath) into the stage and point
+ * d's hops at them. 0 or -ENOMEM. */
+static int stage_encaps(struct snapshot_stage *st, struct route *d, struct route_nh *nhs)
 {
 	size_t n = route_encaps_size(d, nhs);
-	struct snapshot_encaps *b = s->encaps;
+	struct stage_encaps *b = st->enc;
 
 	if (n && (!b || b->cap - b->used < n)) {
-		size_t cap = n > ENCAPS_BLOCK ? n : ENCAPS_BLOCK;
+		size_t cap = n > STAGE_ENCAPS_BLOCK ? n : STAGE_ENCAPS_BLOCK;
 
 		b = malloc(sizeof(*b) + cap);
 		if (!b)
 			return -ENOMEM;
-		b->next = s->encaps;
+		b->next = st->enc;
 		b->used = 0;
 		b->cap = cap;
-		s->encaps = b;
+		st->enc = b;
 	}
 	route_encaps_copy(d, nhs, n ? b->b + b->used : NULL);
-	if (n) {
+	if (n)
 		b->used += n;
-		s->encaps_bytes += n;
-	}
 	return 0;
 }
 
-static void free_encaps(struct snapshot *s)
+static void stage_free(struct snapshot_stage *st)
 {
-	while (s->encaps) {
-		struct snapshot_encaps *b = s->encaps;
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->n; i++) {
+		free((void *)st->routes[i].nhs);
+		free((void *)st->routes[i].metrics);
+	}
+	while (st->enc) {
+		struct stage_encaps *b = st->enc;
 
-		s->encaps = b->next;
-#ifdef RTSNAP_POISON
-		memset(b->b, 0x6b, b->used);
-#endif
+		st->enc = b->next;
 		free(b);
 	}
+	free(st->routes);
+	free(st->empty);
+	free(st->pk);
+	free(st);
 }
 
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
 		       size_t nnh, const struct route_metrics *m)
 {
+	struct snapshot_stage *st = stage_of(s);
+	struct route_nh *n = NULL;
+	struct route_metrics *mm = NULL;
 	struct route *d;
 
-	if (grow((void **)&s->routes, &s->routes_cap, s->nroutes, sizeof(*s->routes)))
+	if (!st || grow((void **)&st->routes, &st->cap, st->n, sizeof(*st->routes)))
 		return -ENOMEM;
-	d = &s->routes[s->nroutes];
-	*d = *r;
-	d->metrics_idx = UINT32_MAX;
 	if (r->nh_count > 1) {
-		if (nnh != r->nh_count || s->nnexthops + nnh > UINT32_MAX)
+		if (nnh != r->nh_count)
 			return -EINVAL;
-		while (s->nnexthops + nnh > s->nexthops_cap) {
-			if (grow((void **)&s->nexthops, &s->nexthops_cap, s->nexthops_cap,
-				 sizeof(*s->nexthops)))
-				return -ENOMEM;
-		}
-		d->nh_idx = (uint32_t)s->nnexthops;
-		memcpy(&s->nexthops[s->nnexthops], nhs, nnh * sizeof(*nhs));
-		s->nnexthops += nnh;
-	}
-	if (copy_encaps(s, d, r->nh_count > 1 ? &s->nexthops[d->nh_idx] : NULL))
-		return -ENOMEM;
-	if (m && m->mask) {
-		if (grow((void **)&s->metrics, &s->metrics_cap, s->nmetrics, sizeof(*s->metrics)))
+		n = malloc(nnh * sizeof(*n));
+		if (!n)
 			return -ENOMEM;
-		s->metrics[s->nmetrics] = *m;
-		d->metrics_idx = (uint32_t)s->nmetrics++;
+		memcpy(n, nhs, nnh * sizeof(*n));
 	}
-	s->nroutes++;
+	if (m && m->mask) {
+		mm = malloc(sizeof(*mm));
+		if (!mm) {
+			free(n);
+			return -ENOMEM;
+		}
+		*mm = *m;
+	}
+	d = &st->routes[st->n];
+	*d = *r;
+	if (stage_encaps(st, d, n)) {
+		free(n);
+		free(mm);
+		return -ENOMEM;
+	}
+	st->n++;
+	d->nhs = n;
+	d->metrics = mm;
 	return 0;
 }
 
@@ -256,18 +287,21 @@ const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
 
 int snapshot_add_empty_table(struct snapshot *s, uint32_t id)
 {
-	if (grow((void **)&s->empty_tables, &s->empty_cap, s->nempty, sizeof(*s->empty_tables)))
+	struct snapshot_stage *st = stage_of(s);
+
+	if (!st || grow((void **)&st->empty, &st->empty_cap, st->nempty, sizeof(*st->empty)))
 		return -ENOMEM;
-	s->empty_tables[s->nempty++] = id;
+	st->empty[st->nempty++] = id;
 	return 0;
 }
 
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
 {
-	if (grow((void **)&s->prefix_keys, &s->prefix_keys_cap, s->nprefix_keys,
-		 sizeof(*s->prefix_keys)))
+	struct snapshot_stage *st = stage_of(s);
+
+	if (!st || grow((void **)&st->pk, &st->pk_cap, st->npk, sizeof(*st->pk)))
 		return -ENOMEM;
-	s->prefix_keys[s->nprefix_keys++] = *k;
+	st->pk[st->npk++] = *k;
 	return 0;
 }
 
@@ -294,19 +328,6 @@ const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex)
 	return l ? l->name : "";
 }
 
-const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
-					 unsigned int i)
-{
-	if (r->nh_count > 1)
-		return &s->nexthops[r->nh_idx + i];
-	return &r->nh;
-}
-
-const struct route_metrics *snapshot_route_metrics(const struct snapshot *s, const struct route *r)
-{
-	return r->metrics_idx == UINT32_MAX ? NULL : &s->metrics[r->metrics_idx];
-}
-
 static int cmp_prefix_key(const void *a, const void *b)
 {
 	const struct prefix_key *x = a, *y = b;
@@ -330,13 +351,13 @@ static int cmp_prefix_key(const void *a, const void *b)
 }
 
 /* Set route.prefix_rt on the routes the RTM_F_PREFIX dump returned. */
-static void mark_prefix_routes(struct snapshot *s)
+static void mark_prefix_routes(struct snapshot_stage *st)
 {
-	if (!s->nprefix_keys)
+	if (!st->npk)
 		return;
-	qsort(s->prefix_keys, s->nprefix_keys, sizeof(*s->prefix_keys), cmp_prefix_key);
-	for (size_t i = 0; i < s->nroutes; i++) {
-		struct route *r = &s->routes[i];
+	qsort(st->pk, st->npk, sizeof(*st->pk), cmp_prefix_key);
+	for (size_t i = 0; i < st->n; i++) {
+		struct route *r = &st->routes[i];
 		struct prefix_key k = { .table = r->table,
 					.metric = r->metric,
 					.dst_len = r->dst_len,
@@ -345,45 +366,48 @@ static void mark_prefix_routes(struct snapshot *s)
 
 		memcpy(k.dst, r->dst, 16);
 		memcpy(k.src, r->src, 16);
-		if (bsearch(&k, s->prefix_keys, s->nprefix_keys, sizeof(k), cmp_prefix_key))
+		if (bsearch(&k, st->pk, st->npk, sizeof(k), cmp_prefix_key))
 			r->prefix_rt = 1;
 	}
 }
 
-/* Append one record to out (grown as needed). */
-static int push(struct route **out, size_t *n, size_t *cap, const struct route *r)
-{
-	if (*n == *cap) {
-		struct route *p = realloc(*out, *cap * 2 * sizeof(**out));
+/* A table of the staged records: [first, first + count) of the rebuilt array. */
+struct stage_table {
+	uint32_t id, first, count;
+};
 
-		if (!p)
-			return -ENOMEM;
-		*out = p;
-		*cap *= 2;
-	}
-	(*out)[(*n)++] = *r;
+struct stage_out {
+	struct route *r;
+	size_t n, cap;
+	struct stage_table *t;
+	size_t nt, tcap;
+};
+
+/* Append one record to out (grown as needed); it takes over r's hops and metrics. */
+static int push(struct stage_out *o, const struct route *r)
+{
+	if (grow((void **)&o->r, &o->cap, o->n, sizeof(*o->r)))
+		return -ENOMEM;
+	o->r[o->n++] = *r;
 	return 0;
 }
 
-/* Open table id at the end of s->tables, starting at record first. */
-static struct snapshot_table *open_table(struct snapshot *s, uint32_t id, size_t first)
+static struct stage_table *open_table(struct stage_out *o, uint32_t id)
 {
-	struct snapshot_table *t;
+	struct stage_table *t;
 
-	if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
+	if (grow((void **)&o->t, &o->tcap, o->nt, sizeof(*o->t)))
 		return NULL;
-	t = &s->tables[s->ntables++];
-	memset(t, 0, sizeof(*t));
+	t = &o->t[o->nt++];
 	t->id = id;
-	t->first = (uint32_t)first;
+	t->first = (uint32_t)o->n;
+	t->count = 0;
 	return t;
 }
 
 /* Close table t: its placeholder row if it has no ::/0 (from ::/0) route. */
-static int close_table(struct route **out, size_t *n, size_t *cap, struct snapshot_table *t,
-		       int has_default)
+static int close_table(struct stage_out *o, struct stage_table *t, int has_default)
 {
-	t->routes = (uint32_t)(*n - t->first);
 	if (!has_default) {
 		struct route p;
 
@@ -393,12 +417,10 @@ static int close_table(struct route **out, size_t *n, size_t *cap, struct snapsh
 		p.metric = 0xffffffff;
 		p.type = RTN_UNREACHABLE;
 		p.pref = ROUTE_PREF_NONE;
-		p.metrics_idx = UINT32_MAX;
-		if (push(out, n, cap, &p))
+		if (push(o, &p))
 			return -ENOMEM;
-		t->lines++;
 	}
-	t->count = (uint32_t)(*n - t->first);
+	t->count = (uint32_t)(o->n - t->first);
 	return 0;
 }
 
@@ -410,11 +432,46 @@ static int cmp_bucket(const void *a, const void *b)
 }
 
 /* Whether the dump listed table id: routes come grouped by table, so compare run heads. */
-static int in_dump(const struct snapshot *s, const uint32_t *heads, size_t nheads, uint32_t id)
+static int in_dump(const struct snapshot_stage *st, const uint32_t *heads, size_t nheads,
+		   uint32_t id)
 {
 	for (size_t k = 0; k < nheads; k++)
-		if (s->routes[heads[k]].table == id)
+		if (st->routes[heads[k]].table == id)
 			return 1;
+	return 0;
+}
+
+/*
+ * The tables as the caller added them (snapshot.ordered_tables): routes grouped by table in
+ * kernel table order, an empty table as one placeholder record of its own. Only the
+ * placeholder rows of tables without a ::/0 route are added here.
+ */
+static int build_tables_ordered(struct snapshot_stage *st, struct stage_out *o)
+{
+	size_t i = 0;
+
+	while (i < st->n) {
+		uint32_t id = st->routes[i].table;
+		struct stage_table *t = open_table(o, id);
+		int has_default = 0;
+
+		if (!t)
+			return -ENOMEM;
+		while (i < st->n && st->routes[i].table == id) {
+			struct route *r = &st->routes[i++];
+
+			if (r->placeholder)
+				continue; /* an empty table: close_table adds its row */
+			if (r->dst_len == 0 && r->src_len == 0)
+				has_default = 1;
+			if (push(o, r))
+				return -ENOMEM;
+			r->nhs = NULL; /* moved */
+			r->metrics = NULL;
+		}
+		if (close_table(o, t, has_default))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -425,86 +482,42 @@ static int in_dump(const struct snapshot *s, const uint32_t *heads, size_t nhead
  * found with snapshot_add_empty_table()) as lone placeholder rows. An empty table goes
  * where the kernel keeps it: its bucket (id % 256) in order; within the bucket we cannot
  * know its age, and put it after the tables that have routes (main and local, which the
- * kernel creates first, are the oldest of theirs). Rebuilds s->routes.
+ * kernel creates first, are the oldest of theirs).
  */
-/*
- * The tables as the caller added them (snapshot.ordered_tables): routes grouped by table in
- * kernel table order, an empty table as one placeholder record of its own. Only the
- * placeholder rows of tables without a ::/0 route are added here.
- */
-static int build_tables_ordered(struct snapshot *s)
+static int build_tables(struct snapshot_stage *st, struct stage_out *o)
 {
-	size_t nout = 0, cap = s->nroutes + 64, i = 0;
-	struct route *out = malloc(cap * sizeof(*out));
-
-	if (!out)
-		return -ENOMEM;
-	while (i < s->nroutes) {
-		uint32_t id = s->routes[i].table;
-		struct snapshot_table *t = open_table(s, id, nout);
-		int has_default = 0;
-
-		if (!t)
-			goto nomem;
-		while (i < s->nroutes && s->routes[i].table == id) {
-			const struct route *r = &s->routes[i++];
-
-			if (r->placeholder)
-				continue; /* an empty table: close_table adds its row */
-			if (r->dst_len == 0 && r->src_len == 0)
-				has_default = 1;
-			if (push(&out, &nout, &cap, r))
-				goto nomem;
-			t->lines += r->nh_count > 1 ? r->nh_count : 1;
-		}
-		if (close_table(&out, &nout, &cap, t, has_default))
-			goto nomem;
-	}
-	free(s->routes);
-	s->routes = out;
-	s->nroutes = nout;
-	s->routes_cap = cap;
-	return 0;
-nomem:
-	free(out);
-	return -ENOMEM;
-}
-
-static int build_tables(struct snapshot *s)
-{
-	struct route *out = NULL;
-	size_t nout = 0, cap = s->nroutes + 64, i = 0, e = 0, ne = 0, nheads = 0;
+	size_t i = 0, e = 0, ne = 0, nheads = 0;
 	uint32_t *empty, *heads = NULL;
+	int ret = -ENOMEM;
 
-	empty = malloc((s->nempty + 2) * sizeof(*empty));
-	out = malloc(cap * sizeof(*out));
-	if (!out || !empty)
-		goto nomem;
+	empty = malloc((st->nempty + 2) * sizeof(*empty));
+	if (!empty)
+		goto out;
 	empty[ne++] = MAIN_TABLE;
 	empty[ne++] = LOCAL_TABLE;
-	for (size_t k = 0; k < s->nempty; k++) {
+	for (size_t k = 0; k < st->nempty; k++) {
 		int dup = 0;
 
 		for (size_t j = 0; j < ne; j++)
-			dup |= empty[j] == s->empty_tables[k];
+			dup |= empty[j] == st->empty[k];
 		if (!dup)
-			empty[ne++] = s->empty_tables[k];
+			empty[ne++] = st->empty[k];
 	}
 	/* keep only those the dump did not list: one pass finds where each table's run starts */
-	for (size_t k = 0; k < s->nroutes; k++) {
-		if (k && s->routes[k].table == s->routes[k - 1].table)
+	for (size_t k = 0; k < st->n; k++) {
+		if (k && st->routes[k].table == st->routes[k - 1].table)
 			continue;
 		if (!(nheads & (nheads + 1))) { /* 0, 1, 3, 7, ...: grow to the next power of two */
 			uint32_t *p = realloc(heads, (2 * nheads + 2) * sizeof(*heads));
 
 			if (!p)
-				goto nomem;
+				goto out;
 			heads = p;
 		}
 		heads[nheads++] = (uint32_t)k;
 	}
 	for (size_t k = 0; k < ne;) {
-		if (in_dump(s, heads, nheads, empty[k]))
+		if (in_dump(st, heads, nheads, empty[k]))
 			empty[k] = empty[--ne];
 		else
 			k++;
@@ -520,55 +533,204 @@ static int build_tables(struct snapshot *s)
 		}
 		empty[j] = x;
 	}
-	while (i < s->nroutes || e < ne) {
-		struct snapshot_table *t;
+	while (i < st->n || e < ne) {
+		struct stage_table *t;
 		int has_default = 0;
 		uint32_t id;
 
 		/* empty tables of an earlier bucket come first */
-		if (e < ne && (i == s->nroutes ||
-			       empty[e] % TABLE_HASHSZ < s->routes[i].table % TABLE_HASHSZ)) {
-			t = open_table(s, empty[e++], nout);
-			if (!t || close_table(&out, &nout, &cap, t, 0))
-				goto nomem;
+		if (e < ne &&
+		    (i == st->n || empty[e] % TABLE_HASHSZ < st->routes[i].table % TABLE_HASHSZ)) {
+			t = open_table(o, empty[e++]);
+			if (!t || close_table(o, t, 0))
+				goto out;
 			continue;
 		}
-		id = s->routes[i].table;
-		t = open_table(s, id, nout);
+		id = st->routes[i].table;
+		t = open_table(o, id);
 		if (!t)
-			goto nomem;
-		while (i < s->nroutes && s->routes[i].table == id) {
-			const struct route *r = &s->routes[i++];
+			goto out;
+		while (i < st->n && st->routes[i].table == id) {
+			struct route *r = &st->routes[i++];
 
 			if (r->dst_len == 0 && r->src_len == 0)
 				has_default = 1;
-			if (push(&out, &nout, &cap, r))
-				goto nomem;
-			t->lines += r->nh_count > 1 ? r->nh_count : 1;
+			if (push(o, r))
+				goto out;
+			r->nhs = NULL; /* moved */
+			r->metrics = NULL;
 		}
-		if (close_table(&out, &nout, &cap, t, has_default))
-			goto nomem;
+		if (close_table(o, t, has_default))
+			goto out;
 		/* same-bucket empty tables go after this bucket's tables that have routes */
-		while (
-		    e < ne && empty[e] % TABLE_HASHSZ == id % TABLE_HASHSZ &&
-		    (i == s->nroutes || s->routes[i].table % TABLE_HASHSZ != id % TABLE_HASHSZ)) {
-			t = open_table(s, empty[e++], nout);
-			if (!t || close_table(&out, &nout, &cap, t, 0))
-				goto nomem;
+		while (e < ne && empty[e] % TABLE_HASHSZ == id % TABLE_HASHSZ &&
+		       (i == st->n || st->routes[i].table % TABLE_HASHSZ != id % TABLE_HASHSZ)) {
+			t = open_table(o, empty[e++]);
+			if (!t || close_table(o, t, 0))
+				goto out;
 		}
 	}
+	ret = 0;
+out:
 	free(empty);
 	free(heads);
-	free(s->routes);
-	s->routes = out;
-	s->nroutes = nout;
-	s->routes_cap = cap;
+	return ret;
+}
+
+/* Stable insertion-order tie break for sorting a table's records by kernel order key. */
+struct keyed {
+	struct order_key k;
+	uint32_t pos;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = order_key_cmp(&x->k, &y->k);
+
+	return c ? c : (x->pos < y->pos ? -1 : x->pos > y->pos);
+}
+
+/* Records [first, first + n) in kernel key order (the placeholder row, if any, stays last):
+ * a dump always lists them so, the check is for records added by hand. */
+static int sort_table(struct route *r, uint32_t n)
+{
+	struct keyed *k;
+	struct route *tmp;
+	int sorted = 1;
+
+	if (n && r[n - 1].placeholder)
+		n--;
+	for (uint32_t i = 1; i < n && sorted; i++)
+		sorted = order_route_cmp(&r[i - 1], &r[i]) <= 0;
+	if (sorted)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!k || !tmp) {
+		free(k);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		order_key_of(&r[i], &k[i].k);
+		k[i].pos = i;
+	}
+	qsort(k, n, sizeof(*k), cmp_keyed);
+	for (uint32_t i = 0; i < n; i++)
+		tmp[i] = r[k[i].pos];
+	memcpy(r, tmp, n * sizeof(*r));
+	free(k);
+	free(tmp);
 	return 0;
-nomem:
-	free(empty);
-	free(heads);
-	free(out);
-	return -ENOMEM;
+}
+
+/* Cut the staged records into segments of at most SEGMENT_MAX records per table. */
+static int stage_segments(struct snapshot *s)
+{
+	struct snapshot_stage *st = s->stage;
+	struct stage_out o = { 0 };
+	struct segment_in *in = NULL;
+	int ret;
+
+	mark_prefix_routes(st);
+	ret = s->ordered_tables ? build_tables_ordered(st, &o) : build_tables(st, &o);
+	if (!ret)
+		in = malloc(SEGMENT_MAX * sizeof(*in));
+	if (!ret && !in)
+		ret = -ENOMEM;
+	for (size_t t = 0; !ret && t < o.nt; t++) {
+		const struct stage_table *tb = &o.t[t];
+
+		ret = sort_table(&o.r[tb->first], tb->count);
+		for (uint32_t i = 0; !ret && i < tb->count; i += SEGMENT_MAX) {
+			uint32_t n = tb->count - i < SEGMENT_MAX ? tb->count - i : SEGMENT_MAX;
+			struct segment *g;
+
+			for (uint32_t k = 0; k < n; k++) {
+				const struct route *r = &o.r[tb->first + i + k];
+
+				in[k].r = r;
+				in[k].nhs = r->nhs;
+				in[k].m = r->metrics;
+			}
+			ret = segment_build(s, tb->id, in, n, &g);
+			if (!ret) {
+				ret = snapshot_add_segment(s, g);
+				segment_put(g);
+			}
+		}
+	}
+	for (size_t i = 0; i < o.n; i++) {
+		free((void *)o.r[i].nhs);
+		free((void *)o.r[i].metrics);
+	}
+	free(o.r);
+	free(o.t);
+	free(in);
+	return ret;
+}
+
+/* ---- composition ---- */
+
+int snapshot_prepare(struct snapshot *s)
+{
+	if (s->nlinks)
+		qsort(s->links, s->nlinks, sizeof(*s->links), cmp_link);
+	if (s->nnhobjs)
+		qsort(s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
+	render_proc_prepare(s);
+	return 0;
+}
+
+int snapshot_add_segment(struct snapshot *s, struct segment *g)
+{
+	if (grow((void **)&s->segs, &s->segs_cap, s->nsegs, sizeof(*s->segs)))
+		return -ENOMEM;
+	segment_get(g);
+	s->segs[s->nsegs++] = g;
+	return 0;
+}
+
+/* The last segment a thread found a record in: most accesses walk records in order. */
+static __thread struct {
+	uint64_t serial;
+	size_t k;
+} t_last;
+
+static size_t seg_index(const struct snapshot *s, size_t i)
+{
+	size_t lo = 0, hi = s->nsegs;
+
+	if (t_last.serial == s->serial && t_last.k < s->nsegs && s->seg_first[t_last.k] <= i &&
+	    i < s->seg_first[t_last.k + 1])
+		return t_last.k;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->seg_first[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	t_last.serial = s->serial;
+	t_last.k = lo;
+	return lo;
+}
+
+const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, uint32_t *pos)
+{
+	size_t k = seg_index(s, i);
+
+	*pos = (uint32_t)(i - s->seg_first[k]);
+	return s->segs[k];
+}
+
+const struct route *snapshot_route(const struct snapshot *s, size_t i)
+{
+	size_t k = seg_index(s, i);
+
+	return &s->segs[k]->routes[i - s->seg_first[k]];
 }
 
 size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms)
@@ -578,7 +740,7 @@ size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->routes[s->expiring[mid]].expires_ms <= t_ms)
+		if (snapshot_route(s, s->expiring[mid])->expires_ms <= t_ms)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -586,54 +748,95 @@ size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms)
 	return lo;
 }
 
-static const struct snapshot *s_sort_ctx;
-static int cmp_expiry(const void *a, const void *b)
-{
-	int64_t x = s_sort_ctx->routes[*(const uint32_t *)a].expires_ms;
-	int64_t y = s_sort_ctx->routes[*(const uint32_t *)b].expires_ms;
+struct exp_key {
+	int64_t at;
+	uint32_t i;
+};
 
-	if (x != y)
-		return x < y ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+static int cmp_exp(const void *a, const void *b)
+{
+	const struct exp_key *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* The expiring-route index: only routes with a deadline, soonest first. */
-static int build_expiring(struct snapshot *s)
+/* Record indexes, tables and the expiring-route index, from the segments. */
+static int seal(struct snapshot *s)
 {
-	size_t n = 0;
+	struct exp_key *ek = NULL;
+	size_t i = 0, nexp = 0;
 
-	for (size_t i = 0; i < s->nroutes; i++)
-		n += s->routes[i].expires_ms != 0;
-	if (!n)
-		return 0;
-	s->expiring = malloc(n * sizeof(*s->expiring));
-	if (!s->expiring)
+	s->seg_first = malloc((s->nsegs + 1) * sizeof(*s->seg_first));
+	if (!s->seg_first)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->nroutes; i++)
-		if (s->routes[i].expires_ms != 0)
-			s->expiring[s->nexpiring++] = (uint32_t)i;
-	s_sort_ctx = s; /* collector thread only */
-	qsort(s->expiring, s->nexpiring, sizeof(*s->expiring), cmp_expiry);
-	s_sort_ctx = NULL;
+	s->ntables = 0;
+	s->proc_len = 0;
+	for (size_t k = 0; k < s->nsegs; k++) {
+		const struct segment *g = s->segs[k];
+		struct snapshot_table *t = s->ntables ? &s->tables[s->ntables - 1] : NULL;
+
+		if (i + g->n > UINT32_MAX)
+			return -E2BIG;
+		if (!t || t->id != g->table) {
+			if (grow((void **)&s->tables, &s->tables_cap, s->ntables,
+				 sizeof(*s->tables)))
+				return -ENOMEM;
+			t = &s->tables[s->ntables++];
+			memset(t, 0, sizeof(*t));
+			t->id = g->table;
+			t->first = (uint32_t)i;
+			t->seg0 = (uint32_t)k;
+		}
+		s->seg_first[k] = (uint32_t)i;
+		t->count += g->n;
+		t->lines += g->lines;
+		t->nseg++;
+		t->routes += g->nreal;
+		i += g->n;
+		nexp += g->nexp;
+		s->proc_len += g->proc_off[g->n];
+	}
+	s->seg_first[s->nsegs] = (uint32_t)i;
+	s->nroutes = i;
+	if (!nexp)
+		return 0;
+	ek = malloc(nexp * sizeof(*ek));
+	s->expiring = malloc(nexp * sizeof(*s->expiring));
+	if (!ek || !s->expiring) {
+		free(ek);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < s->nsegs; k++) {
+		const struct segment *g = s->segs[k];
+
+		for (uint32_t j = 0; j < g->nexp; j++) {
+			ek[s->nexpiring].i = s->seg_first[k] + g->exp[j];
+			ek[s->nexpiring++].at = g->routes[g->exp[j]].expires_ms;
+		}
+	}
+	qsort(ek, s->nexpiring, sizeof(*ek), cmp_exp);
+	for (size_t k = 0; k < s->nexpiring; k++)
+		s->expiring[k] = ek[k].i;
+	free(ek);
 	return 0;
 }
 
 int snapshot_finish(struct snapshot *s)
 {
-	int ret;
+	int ret = 0;
 
-	if (s->nlinks)
-		qsort(s->links, s->nlinks, sizeof(*s->links), cmp_link);
-	if (s->nnhobjs)
-		qsort(s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
-	mark_prefix_routes(s);
-	ret = s->ordered_tables ? build_tables_ordered(s) : build_tables(s);
+	if (s->stage) {
+		snapshot_prepare(s);
+		ret = stage_segments(s);
+		stage_free(s->stage);
+		s->stage = NULL;
+		if (!ret)
+			s->segs_built = s->nsegs;
+	}
 	if (!ret)
-		ret = build_expiring(s);
-	if (!ret)
-		ret = render_proc_build(s);
-	if (!ret)
-		ret = render_json_build(s);
+		ret = seal(s);
 	if (!ret)
 		ret = index_build(s);
 	if (!ret)
@@ -643,24 +846,17 @@ int snapshot_finish(struct snapshot *s)
 
 static void snapshot_destroy(struct snapshot *s)
 {
-#ifdef RTSNAP_POISON
-	if (s->routes)
-		memset(s->routes, 0x6b, s->nroutes * sizeof(*s->routes));
-	if (s->proc_text)
-		memset(s->proc_text, 0x6b, s->proc_len);
-#endif
-	free(s->routes);
-	free(s->nexthops);
-	free(s->metrics);
-	free_encaps(s);
+	for (size_t k = 0; k < s->nsegs; k++)
+		segment_put(s->segs[k]);
+	if (s->nsegs)
+		segment_reclaim();
+	free(s->segs);
+	free(s->seg_first);
 	free(s->tables);
 	free(s->links);
-	free(s->prefix_keys);
 	free(s->nhobjs);
-	free(s->empty_tables);
 	free(s->expiring);
-	free(s->proc_text);
-	render_json_free(s->json);
+	stage_free(s->stage);
 	render_metrics_free(s->metrics_view);
 	index_free(s->lookup);
 	names_free(s->names);
@@ -697,9 +893,19 @@ void snapshot_publish(struct snapshot *s)
 	s->generation = ++s_generation;
 	s->refs = 1; /* the publication's own reference */
 	s->bytes = snapshot_bytes_estimate(s);
+	for (size_t k = 0; k < s->nsegs; k++)
+		s->segs[k]->mark = s->generation;
 	__atomic_store_n(&s_current_bytes, s->bytes, __ATOMIC_RELAXED);
 	old = current_xchg(s);
 	if (old) {
+		/* what keeping old costs from now on: its own parts and the segments it does not
+		 * share with s (before anyone can count it as retired) */
+		size_t own = snapshot_bytes_estimate(old);
+
+		for (size_t k = 0; k < old->nsegs; k++)
+			if (old->segs[k]->mark == s->generation)
+				own -= old->segs[k]->bytes;
+		old->bytes = own;
 		urcu_bp_synchronize_rcu();
 		void (*hook)(uint64_t) = __atomic_load_n(&s_retire_hook, __ATOMIC_ACQUIRE);
 

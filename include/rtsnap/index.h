@@ -3,7 +3,8 @@
  * index.h - per-snapshot lookup indexes: longest-prefix match, "routes inside P",
  * "routes covering A", tables by id, expiring routes in kernel order, paging positions.
  *
- * Built once by snapshot_finish() on the collector thread (index_build); read-only
+ * Built once by snapshot_finish() on the collector thread (index_build), in O(tables +
+ * segments + expiring routes); read-only
  * afterwards, so any thread holding a snapshot reference may query it without locks.
  *
  * Kernel order key. Within a table the kernel dumps routes in a walk of the fib6 radix tree
@@ -14,10 +15,9 @@
  * so "routes inside P" is one contiguous run of records and a paging cursor can be found
  * again by binary search in a later snapshot.
  *
- * Memory: one 8-byte hash slot per distinct (table, dst, kind) at a load factor between
- * 1/4 and 1/2, i.e. 16-32 bytes per route; plus 4 bytes per route in a table whose dump
- * order did not match the key (never seen; kept as a fallback); plus 4 bytes per expiring
- * route. index_bytes() reports the exact figure.
+ * Memory: a few hundred bytes per table plus 4 bytes per expiring route; every query is a
+ * binary search on the key over the snapshot's segments, nothing is hashed per snapshot.
+ * index_bytes() reports the exact figure.
  */
 #ifndef RTSNAP_INDEX_H
 #define RTSNAP_INDEX_H
@@ -50,9 +50,9 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 
 /*
  * Records of table position tpos whose destination lies inside addr/len, as a range of
- * record indexes [*lo, *hi) in kernel order. Returns 1 when the range is exact and in kernel
- * order, 0 when the table uses the fallback order: then the caller must use
- * index_inside_collect(). Placeholder rows may fall inside the range.
+ * record indexes [*lo, *hi) in kernel order. Returns 1 (a snapshot's tables are always in
+ * key order; 0 would ask the caller for index_inside_collect()). Placeholder rows may fall
+ * inside the range.
  */
 int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
 		       uint32_t *lo, uint32_t *hi);

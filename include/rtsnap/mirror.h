@@ -118,17 +118,24 @@ long mirror_keep_oversized(const struct mirror *old, struct mirror *d);
  * then is incomplete. */
 int mirror_has_oversized(const struct mirror *m);
 
+/* Whether a and b know the same links, nexthop objects and tables (in the same order):
+ * with no route differing either (mirror_diff), a resync can keep a and the segments it
+ * shares with the published snapshot. */
+int mirror_same_outside_routes(const struct mirror *a, const struct mirror *b);
+
 /* Routes (records) held, and bytes of memory the mirror holds (approximate, from sizes). */
 size_t mirror_routes(const struct mirror *m);
 size_t mirror_bytes(const struct mirror *m);
 
 /*
  * Build an immutable snapshot of m (links, nexthop objects, every table with its placeholder
- * rows, names loaded from /etc/iproute2) ready for snapshot_publish(). *out set only on
- * success; 0 or a negative errno.
+ * rows, names loaded from /etc/iproute2) ready for snapshot_publish(). It shares the
+ * segment of every chunk that has not changed since the last call, builds the others and
+ * keeps them for the next call (so only the changed chunks cost anything); when what
+ * routes print depends on changed (links, nexthop objects, names) every chunk is built.
+ * *out set only on success; 0 or a negative errno.
  */
-int mirror_snapshot(const struct mirror *m, struct snapshot **out)
-    __attribute__((warn_unused_result));
+int mirror_snapshot(struct mirror *m, struct snapshot **out) __attribute__((warn_unused_result));
 
 /*
  * Compare two mirrors route by route (everything but expiry deadlines, which move with every

@@ -14,6 +14,8 @@ struct names;
 /* Load from dir (NULL = /etc/iproute2). Missing files are fine. *out set only on success. */
 int names_load(const char *dir, struct names **out) __attribute__((warn_unused_result));
 void names_free(struct names *n);
+/* A hash of every name n holds: equal for tables that print alike (0 for NULL). */
+uint64_t names_hash(const struct names *n);
 
 /* Name for a number as `ip` prints it; falls back to the decimal number in buf. */
 const char *names_table(const struct names *n, uint32_t id, char buf[12]);

@@ -8,23 +8,30 @@
 
 #include <stdint.h>
 #include "rtsnap/snapshot.h"
+#include <stdlib.h>
+#include "rtsnap/io.h"
 #include "rtsnap/strbuf.h"
 
-/* Fill s->proc_text/proc_len with the /proc/net/ipv6_route bytes. 0 or -ENOMEM. */
-int render_proc_build(struct snapshot *s) __attribute__((warn_unused_result));
+/* A run of bytes of a response body. */
+struct render_seg {
+	const char *p;
+	size_t len;
+};
+
+/* Collector thread: before rendering routes in the context of s (its links). */
+void render_proc_prepare(const struct snapshot *s);
+/* Append the /proc/net/ipv6_route line(s) of r, in the context of s. */
+void render_proc_route(const struct snapshot *s, const struct route *r, struct strbuf *sb);
 /* The RTF_* flags column for nexthop nh of r, as the kernel prints it. */
 uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 			   const struct route_nh *nh);
 
-/* Fill s->json. 0 or -ENOMEM. */
-int render_json_build(struct snapshot *s) __attribute__((warn_unused_result));
-void render_json_free(struct json_view *v);
 /* Append the JSON object of route r (as `ip -j -6 route show` prints it) at time now_ms. */
 void render_json_route(const struct snapshot *s, const struct route *r, int64_t now_ms,
 		       struct strbuf *sb);
 
-/* Route i's object as pre-rendered in s->json: a leading ',' unless it is the first object of
- * the array; empty for placeholder rows. Its "expires" is frozen at snapshot time, so routes
+/* Route i's object as pre-rendered in its segment, with a leading ','; empty for placeholder
+ * rows. Its "expires" is frozen at snapshot time, so routes
  * with a deadline must be rendered with render_json_route() instead. */
 void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t *len);
 
@@ -32,11 +39,32 @@ void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t
  * routes that carry an expiry rendered for now_ms into *dyn (owned by the caller, freed with
  * strbuf_free after the response is sent). Returns the number of segments in *segs (caller
  * frees *segs) or a negative errno. */
-struct render_seg {
-	const char *p;
-	size_t len;
-};
 int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg **segs,
 		    struct strbuf *dyn) __attribute__((warn_unused_result));
+/* The /proc/net/ipv6_route bytes of s as a list of segments over snapshot memory (one per
+ * segment; the caller frees *segs). Count or -ENOMEM. */
+int render_proc_segs(const struct snapshot *s, struct render_seg **segs)
+    __attribute__((warn_unused_result));
+/* The proc view of s as one malloc()ed NUL-terminated string (for tests and tools), its
+ * length in *len; NULL on -ENOMEM. */
+char *render_proc_text(const struct snapshot *s, size_t *len);
+/* Write n segments to fd. 0 or a negative errno. */
+static inline int render_write_segs(int fd, const struct render_seg *segs, int n)
+{
+	int ret = n < 0 ? n : 0;
+
+	for (int i = 0; i < n && !ret; i++)
+		ret = io_write_all(fd, segs[i].p, segs[i].len);
+	return ret;
+}
+/* Write the proc view of s to fd. 0 or a negative errno. */
+static inline int render_proc_write(const struct snapshot *s, int fd)
+{
+	struct render_seg *segs = NULL;
+	int n = render_proc_segs(s, &segs), ret = render_write_segs(fd, segs, n);
+
+	free(segs);
+	return ret;
+}
 
 #endif

@@ -3,9 +3,11 @@
  * route.h - the compact route record held by a snapshot.
  *
  * One record per route message as the kernel's netlink dump lists it (a multipath route is one
- * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). Records are
- * plain data owned by the snapshot's arrays, except for their nexthops' encapsulations
- * (route_nh.encap): blobs owned by whoever owns the record, see route_encaps_copy().
+ * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). A record in a
+ * snapshot points only into the segment that holds it (its hops, metrics and its hops'
+ * encapsulations, segment.h); the mirror keeps its own copies of the hops and metrics beside
+ * the record and leaves those pointers NULL, and its own copies of the encapsulations, which
+ * the hops point to (route_encaps_copy()).
  */
 #ifndef RTSNAP_ROUTE_H
 #define RTSNAP_ROUTE_H
@@ -29,7 +31,7 @@ struct route_encap {
 	uint8_t attrs[]; /* netlink attributes (struct rtattr), 4-byte aligned */
 };
 
-/* One nexthop: inline for single-path routes, in snapshot->nexthops for multipath. */
+/* One nexthop: inline for single-path routes, in the holder's hop array for multipath. */
 struct route_nh {
 	uint8_t gw[16];
 	uint32_t ifindex;
@@ -44,7 +46,7 @@ struct route_nh {
 	const struct route_encap *encap;
 };
 
-/* RTAX_* metrics present on a route; stored in snapshot->metrics, index in route.metrics_idx. */
+/* RTAX_* metrics present on a route (route.metrics). */
 #define ROUTE_METRICS_MAX \
 	18 /* > RTAX_MAX on current kernels; unknown ids are counted and dropped */
 struct route_metrics {
@@ -57,15 +59,15 @@ struct route {
 	uint8_t dst[16];
 	uint8_t src[16];
 	uint8_t prefsrc[16];
-	uint32_t table;	      /* RTA_TABLE, else rtm_table */
-	uint32_t metric;      /* RTA_PRIORITY */
-	uint32_t nhid;	      /* RTA_NH_ID, 0 = none */
-	uint32_t rtm_flags;   /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
-	int64_t expires_ms;   /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
-	uint32_t nh_idx;      /* multipath: first nexthop in snapshot->nexthops; else unused */
-	uint32_t metrics_idx; /* index in snapshot->metrics, UINT32_MAX = none */
-	struct route_nh nh;   /* single path (nh_count == 1) */
-	uint16_t nh_count;    /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
+	uint32_t table;	    /* RTA_TABLE, else rtm_table */
+	uint32_t metric;    /* RTA_PRIORITY */
+	uint32_t nhid;	    /* RTA_NH_ID, 0 = none */
+	uint32_t rtm_flags; /* rtmsg.rtm_flags as sent (RTM_F_*, RTNH_F_* for single path) */
+	int64_t expires_ms; /* absolute CLOCK_MONOTONIC deadline in ms; 0 = does not expire */
+	const struct route_nh *nhs;	     /* multipath: its nh_count hops; else NULL */
+	const struct route_metrics *metrics; /* or NULL */
+	struct route_nh nh;		     /* single path (nh_count == 1) */
+	uint16_t nh_count; /* 1 = single path (in .nh), >1 = multipath, 0 = no nexthop */
 	uint8_t dst_len;
 	uint8_t src_len;
 	uint8_t protocol; /* RTPROT_* */

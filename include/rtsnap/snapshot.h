@@ -2,10 +2,11 @@
 /*
  * snapshot.h - an immutable copy of every IPv6 routing table, and its publication.
  *
- * Life of a snapshot: the collector thread creates one with snapshot_new(), fills it with
- * snapshot_add_*() in kernel (dump) order, seals it with snapshot_finish() (placeholder rows,
- * indexes, pre-rendered views) and hands it to snapshot_publish(). From then on nobody writes
- * it. Readers (any thread) take it with snapshot_acquire() and give it back with
+ * Life of a snapshot: the collector thread creates one with snapshot_new(), gives it links,
+ * nexthop objects and names, then either its segments (snapshot_add_segment(), shared with
+ * earlier snapshots where nothing changed) or records one by one (snapshot_add_route(), cut
+ * into new segments by finish), seals it with snapshot_finish() (tables, placeholder rows,
+ * indexes, aggregates) and hands it to snapshot_publish(). From then on nobody writes it. Readers (any thread) take it with snapshot_acquire() and give it back with
  * snapshot_release(); it is freed when it has been replaced, an RCU grace period has passed,
  * and the last reader has released it.
  */
@@ -16,64 +17,62 @@
 #include <stdint.h>
 #include <time.h>
 #include "rtsnap/route.h"
+#include "rtsnap/segment.h"
 
-struct json_view;	/* render_json.c */
-struct metrics_view;	/* render_metrics.c */
-struct lookup_index;	/* index.c */
-struct names;		/* names.c */
-struct snapshot_encaps; /* snapshot.c */
+struct metrics_view; /* render_metrics.c */
+struct lookup_index; /* index.c */
+struct names;	     /* names.c */
 
-/* One routing table: records [first, first + count) of snapshot.routes, in kernel order. */
+/*
+ * One routing table: records [first, first + count) of the snapshot (global record indexes,
+ * kernel order), held by segments [seg0, seg0 + nseg) of snapshot.segs.
+ */
 struct snapshot_table {
 	uint32_t id;
 	uint32_t first;
 	uint32_t count;	 /* records, including a placeholder row */
 	uint32_t routes; /* real routes (records minus placeholder) */
 	uint32_t lines;	 /* lines in the proc view (a multipath route is one line per nexthop) */
+	uint32_t seg0, nseg;
 };
+
+struct snapshot_stage; /* snapshot.c: records added one by one, before finish */
 
 struct snapshot {
 	/* identity and timing */
 	uint64_t generation;	  /* 1, 2, ... in publication order */
+	uint64_t serial;	  /* unique per snapshot object (reader-side caches) */
 	struct timespec taken_at; /* CLOCK_REALTIME when the dump started */
 	int64_t taken_mono_ms;	  /* CLOCK_MONOTONIC, same instant */
 	double duration_s;	  /* dump + build, seconds */
 	uint32_t trigger;	  /* enum collector_trigger that caused it */
 
-	/* records in kernel order; tables in kernel (fib_table_hash) order */
-	struct route *routes;
-	size_t nroutes, routes_cap;
-	struct route_nh *nexthops; /* multipath nexthops, referenced by route.nh_idx */
-	size_t nnexthops, nexthops_cap;
-	struct route_metrics *metrics; /* referenced by route.metrics_idx */
-	size_t nmetrics, metrics_cap;
-	/* what the records' route_nh.encap point into (blocks that never move), and its bytes */
-	struct snapshot_encaps *encaps;
-	size_t encaps_bytes;
+	/* the records, in segments (segment.h): tables in kernel (fib_table_hash) order, each
+	 * table's records in kernel order. Record i (a global index) is in the segment k with
+	 * seg_first[k] <= i < seg_first[k + 1]; snapshot_route() finds it. */
+	struct segment **segs;
+	size_t nsegs, segs_cap;
+	uint32_t *seg_first; /* nsegs + 1 entries, after finish */
+	size_t nroutes;	     /* records */
+	size_t proc_len;     /* bytes of the proc view */
+	size_t segs_built;   /* segments built for this snapshot rather than shared */
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
 	struct route_link *links; /* sorted by ifindex after finish */
 	size_t nlinks, links_cap;
 	struct route_nhobj *nhobjs; /* nexthop objects, sorted by id after finish */
 	size_t nnhobjs, nhobjs_cap;
-	uint32_t *empty_tables; /* tables that exist without routes (see build_tables) */
-	size_t nempty, empty_cap;
-	struct prefix_key *prefix_keys; /* RTF_PREFIX_RT routes seen in the second dump */
-	size_t nprefix_keys, prefix_keys_cap;
 
 	struct names *names; /* iproute2 names, loaded by the collector before finish; owned */
 	/* set before finish: routes were added grouped by table in kernel table order, every
 	 * table included (an empty one as a lone record with .placeholder set) */
 	int ordered_tables;
+	struct snapshot_stage *stage; /* records added with snapshot_add_route(), until finish */
 
-	/* expiring routes: indexes into routes, soonest deadline first */
+	/* expiring routes: record indexes, soonest deadline first */
 	uint32_t *expiring;
 	size_t nexpiring;
 
-	/* pre-rendered views */
-	char *proc_text; /* /proc/net/ipv6_route bytes */
-	size_t proc_len;
-	struct json_view *json;
 	struct metrics_view *metrics_view;
 	struct lookup_index *lookup;
 
@@ -117,6 +116,22 @@ int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
     __attribute__((warn_unused_result));
 
 /*
+ * Collector thread, before finish, after the links and nexthop objects are added and names
+ * set: sort them, so that segments can be rendered in this snapshot's context. 0.
+ */
+int snapshot_prepare(struct snapshot *s);
+/* Collector thread, after snapshot_prepare(). Append segment g (a reference is taken): the
+ * segments come table by table in kernel order. Not mixed with snapshot_add_route().
+ * 0 or -ENOMEM. */
+int snapshot_add_segment(struct snapshot *s, struct segment *g) __attribute__((warn_unused_result));
+
+/* Any thread holding s. Record i (0 <= i < s->nroutes). O(log segments), O(1) when the
+ * previous call of this thread was in the same segment. */
+const struct route *snapshot_route(const struct snapshot *s, size_t i);
+/* Any thread holding s. The segment holding record i, and i's position in it. */
+const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, uint32_t *pos);
+
+/*
  * Collector thread. Seal: split into tables, add placeholder rows, build indexes and render
  * every view. After this returns 0 the snapshot is immutable. On error the snapshot is only
  * fit for snapshot_free().
@@ -152,10 +167,19 @@ size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms);
 /* Nexthop object id, or NULL. */
 const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id);
 /* Nexthop i (0-based) of route r. */
-const struct route_nh *snapshot_route_nh(const struct snapshot *s, const struct route *r,
-					 unsigned int i);
+static inline const struct route_nh *snapshot_route_nh(const struct snapshot *s,
+						       const struct route *r, unsigned int i)
+{
+	(void)s;
+	return r->nh_count > 1 ? &r->nhs[i] : &r->nh;
+}
 /* The metrics of r, or NULL. */
-const struct route_metrics *snapshot_route_metrics(const struct snapshot *s, const struct route *r);
+static inline const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,
+								 const struct route *r)
+{
+	(void)s;
+	return r->metrics;
+}
 
 /* Any thread. Snapshots allocated and not yet freed (published, retired-but-referenced and
  * under construction). */
@@ -165,9 +189,9 @@ long snapshot_live_count(void);
  * Accounting of retired snapshots that readers still hold (issue 13 item 4).
  *
  * snapshot_bytes_estimate(): collector thread, on a finished snapshot. The resident bytes of
- * its arrays and views (element counts times sizes, not capacities: pages of a capacity
- * never written are not resident). When snapshots share segments, this must become the
- * bytes the snapshot does not share with its successor.
+ * own arrays and views plus all of its segments (element counts times sizes, not
+ * capacities). snapshot_publish() replaces the bytes of the snapshot it retires with those
+ * of its segments that the new one does not share.
  *
  * snapshot_retired_count()/snapshot_retired_bytes(): any thread. Snapshots replaced by a
  * newer one (and past their grace period) that a reader still holds, and the sum of their

@@ -92,6 +92,9 @@ struct rtsnap_stats {
 	uint64_t resyncs_postponed; /* resync dumps not trusted (the kernel changed meanwhile) */
 	uint64_t unknown_deletes;   /* deletes of routes the mirror did not have */
 	uint64_t publications;
+	uint64_t segments_built; /* segments rendered for a publication (the rest were shared) */
+	uint64_t segments, segments_shared; /* in the last publication, and how many of them it
+					       shared with the one before */
 	uint64_t mirror_routes, mirror_bytes;
 	int64_t last_enobufs_mono_ms;
 	struct stats_hist latency; /* first unpublished change received -> published */

@@ -204,7 +204,7 @@ static long ref_lookup(const struct snapshot *s, uint32_t table, const uint8_t *
 		int have_src = 0, matched = 0;
 
 		for (size_t i = 0; i < s->nroutes; i++) {
-			const struct route *r = &s->routes[i];
+			const struct route *r = snapshot_route(s, i);
 
 			if (r->placeholder || r->table != table || r->dst_len != len ||
 			    !contains(r->dst, (unsigned int)len, a) || !r->src_len)
@@ -215,9 +215,9 @@ static long ref_lookup(const struct snapshot *s, uint32_t table, const uint8_t *
 			matched = 1;
 			if (!usable(r))
 				continue;
-			if (best < 0 || r->src_len > s->routes[best].src_len ||
-			    (r->src_len == s->routes[best].src_len &&
-			     r->metric < s->routes[best].metric))
+			if (best < 0 || r->src_len > (*snapshot_route(s, best)).src_len ||
+			    (r->src_len == (*snapshot_route(s, best)).src_len &&
+			     r->metric < (*snapshot_route(s, best)).metric))
 				best = (long)i;
 		}
 		if (best >= 0)
@@ -225,12 +225,12 @@ static long ref_lookup(const struct snapshot *s, uint32_t table, const uint8_t *
 		if (have_src && !matched)
 			continue;
 		for (size_t i = 0; i < s->nroutes; i++) {
-			const struct route *r = &s->routes[i];
+			const struct route *r = snapshot_route(s, i);
 
 			if (r->placeholder || r->table != table || r->dst_len != len ||
 			    r->src_len || !contains(r->dst, (unsigned int)len, a) || !usable(r))
 				continue;
-			if (best < 0 || r->metric < s->routes[best].metric)
+			if (best < 0 || r->metric < (*snapshot_route(s, best)).metric)
 				best = (long)i;
 		}
 		if (best >= 0)
@@ -282,7 +282,7 @@ static void check_ranges(const struct snapshot *s, unsigned int n)
 		cnt = index_covers(s, tpos, a, (uint8_t)len, &v);
 		assert_true(cnt >= 0);
 		for (size_t i = t->first; i < (size_t)t->first + t->count; i++) {
-			const struct route *r = &s->routes[i];
+			const struct route *r = snapshot_route(s, i);
 
 			if (r->placeholder || r->dst_len > len || !contains(r->dst, r->dst_len, a))
 				continue;
@@ -297,12 +297,12 @@ static void check_ranges(const struct snapshot *s, unsigned int n)
 		if (index_inside_range(s, tpos, a, (uint8_t)len, &lo, &hi)) {
 			cnt = 0;
 			for (uint32_t i = lo; i < hi; i++)
-				if (!s->routes[i].placeholder)
+				if (!(*snapshot_route(s, i)).placeholder)
 					cnt++;
 			v = malloc(((size_t)cnt + 1) * sizeof(*v));
 			cnt = 0;
 			for (uint32_t i = lo; i < hi; i++)
-				if (!s->routes[i].placeholder)
+				if (!(*snapshot_route(s, i)).placeholder)
 					v[cnt++] = i;
 		} else {
 			cnt = index_inside_collect(s, tpos, a, (uint8_t)len, &v);
@@ -310,13 +310,13 @@ static void check_ranges(const struct snapshot *s, unsigned int n)
 			/* drop placeholders */
 			m = 0;
 			for (long i = 0; i < cnt; i++)
-				if (!s->routes[v[i]].placeholder)
+				if (!(*snapshot_route(s, v[i])).placeholder)
 					v[m++] = v[i];
 			cnt = (long)m;
 		}
 		m = 0;
 		for (size_t i = t->first; i < (size_t)t->first + t->count; i++) {
-			const struct route *r = &s->routes[i];
+			const struct route *r = snapshot_route(s, i);
 
 			if (r->placeholder || r->dst_len < len || !contains(a, len, r->dst))
 				continue;
@@ -383,7 +383,7 @@ static void test_shuffled(void **state)
 static int equal_key_in(const struct snapshot *s, const struct route *r)
 {
 	for (size_t k = 0; k < s->nroutes; k++) {
-		const struct route *x = &s->routes[k];
+		const struct route *x = snapshot_route(s, k);
 
 		if (!x->placeholder && x->table == r->table && x->dst_len == r->dst_len &&
 		    x->src_len == r->src_len && x->metric == r->metric &&
@@ -411,13 +411,13 @@ static void test_cursors(void **state)
 	for (size_t i = 0; i < a->nroutes; i++) {
 		struct index_cursor c;
 
-		if (a->routes[i].placeholder)
+		if ((*snapshot_route(a, i)).placeholder)
 			continue;
 		index_cursor_of(a, i, &c);
 		assert_int_equal(index_cursor_resume(a, &c), i + 1);
 		if (rnd() % 3) {
 			alive[i] = 1;
-			keep[nk] = a->routes[i];
+			keep[nk] = (*snapshot_route(a, i));
 			keep[nk].placeholder = 0;
 			nk++;
 		}
@@ -427,16 +427,18 @@ static void test_cursors(void **state)
 		struct index_cursor c;
 		size_t want = b->nroutes, j;
 
-		if (a->routes[i].placeholder)
+		if ((*snapshot_route(a, i)).placeholder)
 			continue;
 		/* the first surviving route after i, located in b by its (unique) gateway */
 		for (j = i + 1; j < a->nroutes; j++) {
 			if (!alive[j])
 				continue;
 			for (size_t k = 0; k < b->nroutes; k++)
-				if (!b->routes[k].placeholder &&
-				    b->routes[k].table == a->routes[j].table &&
-				    memcmp(b->routes[k].nh.gw, a->routes[j].nh.gw, 16) == 0) {
+				if (!(*snapshot_route(b, k)).placeholder &&
+				    (*snapshot_route(b, k)).table ==
+					(*snapshot_route(a, j)).table &&
+				    memcmp((*snapshot_route(b, k)).nh.gw,
+					   (*snapshot_route(a, j)).nh.gw, 16) == 0) {
 					want = k;
 					break;
 				}
@@ -444,17 +446,17 @@ static void test_cursors(void **state)
 		}
 		/* a deleted route whose equal-key siblings (same dst, src, metric) survive: the
 		 * cursor can only guess its place among them (documented) */
-		if (!alive[i] && equal_key_in(b, &a->routes[i]))
+		if (!alive[i] && equal_key_in(b, snapshot_route(a, i)))
 			continue;
 		index_cursor_of(a, i, &c);
 		{
 			size_t got = index_cursor_resume(b, &c);
 
 			/* placeholders between the cursor and the survivor are fine to land on */
-			while (got < want && b->routes[got].placeholder)
+			while (got < want && (*snapshot_route(b, got)).placeholder)
 				got++;
 			if (j == a->nroutes)
-				while (got < b->nroutes && b->routes[got].placeholder)
+				while (got < b->nroutes && (*snapshot_route(b, got)).placeholder)
 					got++;
 			assert_int_equal(got, want);
 		}

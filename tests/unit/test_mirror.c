@@ -455,10 +455,11 @@ static int check_proc(struct mirror *m, const char *stream, const char *what)
 	size_t klen;
 	char *kernel = slurp(stream, "proc.txt", &klen);
 	char *ours;
+	size_t olen;
 	int differs;
 
 	assert_int_equal(mirror_snapshot(m, &s), 0);
-	ours = strndup(s->proc_text, s->proc_len);
+	ours = render_proc_text(s, &olen);
 	mask_refcnt(kernel);
 	mask_refcnt(ours);
 	differs = strcmp(kernel, ours) != 0;
@@ -619,7 +620,7 @@ static void mk_route(struct nlparse_route *pr, const char *dst, unsigned int ple
 	pr->r.protocol = RTPROT_BOOT;
 	pr->r.type = RTN_UNICAST;
 	pr->r.pref = 0;
-	pr->r.metrics_idx = UINT32_MAX;
+	pr->r.metrics = NULL;
 }
 
 /* Add a hop (gw NULL: device only) as nlparse would: inline for one, RTA_MULTIPATH above. */
@@ -664,7 +665,7 @@ static void routes_of(struct mirror *m, char *out, size_t outsz)
 	assert_int_equal(mirror_snapshot(m, &s), 0);
 	out[0] = 0;
 	for (size_t i = 0; i < s->nroutes; i++) {
-		const struct route *r = &s->routes[i];
+		const struct route *r = snapshot_route(s, i);
 
 		if (r->placeholder || r->table != RT_TABLE_MAIN)
 			continue;
@@ -787,6 +788,96 @@ static void test_one_hop_delete_of_two(void **state)
  * information whose lifetime and preference an RA sets without a message (notify-ra-rtinfo:
  * the collector re-reads the device after an RA route's RTM_NEWROUTE and RTM_NEWPREFIX). */
 
+/* ---- shared segments ---- */
+
+/* Route i of a generated table: 2001:db8:<i>::/64 via 2001:db8::<gw> on eth2..eth4. */
+static void gen_route(unsigned int i, unsigned int gw)
+{
+	char dst[64], via[64];
+
+	snprintf(dst, sizeof(dst), "2001:db8:%x::", i);
+	snprintf(via, sizeof(via), "2001:db8::%x", gw);
+	mk_route(&s_pr, dst, 64, 1024);
+	add_hop(&s_pr, via, 2 + i % 3);
+}
+
+/* The proc text and the /routes body of s. */
+static char *views(const struct snapshot *s)
+{
+	struct render_seg *segs = NULL;
+	struct strbuf dyn = { 0 }, all = { 0 };
+	size_t len;
+	char *proc;
+	int n;
+
+	proc = render_proc_text(s, &len);
+	strbuf_append(&all, proc, len);
+	n = render_json_all(s, NOW_MS, &segs, &dyn);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		strbuf_append(&all, segs[i].p, segs[i].len);
+	strbuf_putc(&all, 0);
+	free(segs);
+	strbuf_free(&dyn);
+	free(proc);
+	return all.buf;
+}
+
+/* The views of a new snapshot of m, which is kept in *s. */
+static char *views_of(struct mirror *m, struct snapshot **s)
+{
+	assert_int_equal(mirror_snapshot(m, s), 0);
+	return views(*s);
+}
+
+/* A publication after one change builds the changed segment only, shares every other one with
+ * the previous snapshot, and shows exactly what a mirror built from scratch shows. */
+static void test_publication_shares_segments(void **state)
+{
+	struct mirror *m = new_mirror(), *fresh = new_mirror();
+	struct snapshot *a = NULL, *b = NULL, *f = NULL;
+	const unsigned int n = 3000, changed = 1234;
+	size_t shared = 0, placeholders = 0;
+	char *va, *vb, *vf, *vf2;
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++) {
+		gen_route(i, 2);
+		assert_int_equal(mirror_load_route(m, &s_pr), 0);
+		gen_route(i, i == changed ? 9 : 2);
+		assert_int_equal(mirror_load_route(fresh, &s_pr), 0);
+	}
+	va = views_of(m, &a);
+	/* loaded in order, the chunks are full: 256 records each */
+	assert_int_equal(a->segs_built, (n + SEGMENT_MAX - 1) / SEGMENT_MAX);
+	gen_route(changed, 9);
+	apply(m, NLM_F_REPLACE);
+	vb = views_of(m, &b);
+	vf = views_of(fresh, &f);
+	assert_int_equal(b->segs_built, 1);
+	for (size_t k = 0; k < b->nsegs; k++) {
+		placeholders += b->segs[k]->n == 1 && b->segs[k]->routes[0].placeholder;
+		for (size_t j = 0; j < a->nsegs; j++)
+			shared += b->segs[k] == a->segs[j];
+	}
+	/* every chunk's segment but the changed one; placeholder rows are built each time */
+	assert_int_equal(shared, b->nsegs - 1 - placeholders);
+	assert_string_equal(vb, vf);
+	assert_true(strcmp(va, vb) != 0);
+	/* the old snapshot still reads as it was, now that the new one shares its segments */
+	vf2 = views(a);
+	assert_string_equal(va, vf2);
+	free(va);
+	free(vf2);
+	snapshot_free(a);
+	snapshot_free(b);
+	snapshot_free(f);
+	free(vb);
+	free(vf);
+	mirror_free(m);
+	mirror_free(fresh);
+}
+
 static const struct stream s_streams[] = {
 	{ "notify-ecmp", NULL, NULL },	    { "notify-nexthops", NULL, NULL },
 	{ "notify-links", NULL, NULL },	    { "notify-misc", NULL, NULL },
@@ -815,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_append_puts_new_hop_last),
 		cmocka_unit_test(test_replace_takes_first_of_same_kind),
 		cmocka_unit_test(test_one_hop_delete_of_two),
+		cmocka_unit_test(test_publication_shares_segments),
 		STREAM_TESTS(0, "notify-ecmp"),
 		STREAM_TESTS(1, "notify-nexthops"),
 		STREAM_TESTS(2, "notify-links"),

@@ -601,7 +601,7 @@ static void test_addr_format(void **state)
 	}
 	assert_int_equal(snapshot_finish(s), 0);
 	for (size_t i = 0; i < s->nroutes; i++) {
-		const struct route *r = &s->routes[i];
+		const struct route *r = snapshot_route(s, i);
 		char want[128], txt[INET6_ADDRSTRLEN];
 		struct strbuf sb = { 0 };
 

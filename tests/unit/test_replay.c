@@ -143,7 +143,8 @@ static void test_proc_matches_kernel(void **state)
 	s = build();
 	size_t klen;
 	char *kernel = slurp("proc.txt", &klen);
-	char *ours = strndup(s->proc_text, s->proc_len);
+	size_t olen;
+	char *ours = render_proc_text(s, &olen);
 
 	mask_refcnt(kernel);
 	mask_refcnt(ours);

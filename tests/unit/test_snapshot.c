@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 
 /* A snapshot of n routes in one table whose metric is seed, with the views rendered. */
@@ -56,16 +57,19 @@ static struct snapshot *make(uint32_t seed, unsigned int n)
 /* Consistent: every route carries the same metric, and the proc text shows it. */
 static int consistent(const struct snapshot *s)
 {
-	uint32_t seed = s->routes[0].metric;
+	uint32_t seed = (*snapshot_route(s, 0)).metric;
 	char hex[9];
 
 	for (size_t i = 0; i < s->nroutes; i++)
-		if (!s->routes[i].placeholder && s->routes[i].metric != seed)
+		if (!(*snapshot_route(s, i)).placeholder && (*snapshot_route(s, i)).metric != seed)
 			return 0;
 	snprintf(hex, sizeof(hex), "%08x", seed);
-	if (s->proc_len < 149 || memcmp(s->proc_text + 105, hex, 8) != 0)
+	/* the first segment's text: the proc view starts with it */
+	if (!s->nsegs || s->segs[0]->proc_off[s->segs[0]->n] < 149 ||
+	    memcmp(s->segs[0]->proc + 105, hex, 8) != 0)
 		return 0;
-	if (s->proc_text[s->proc_len - 1] != '\n')
+	if (s->segs[s->nsegs - 1]
+		->proc[s->segs[s->nsegs - 1]->proc_off[s->segs[s->nsegs - 1]->n] - 1] != '\n')
 		return 0;
 	return 1;
 }
@@ -98,7 +102,7 @@ static void test_lifetime(void **state)
 	snapshot_publish(b); /* a is retired, but we still hold it */
 	assert_int_equal(snapshot_live_count(), base + 2);
 	assert_true(consistent(held));
-	assert_int_equal(held->routes[0].metric, 1);
+	assert_int_equal((*snapshot_route(held, 0)).metric, 1);
 	snapshot_release(held); /* last reference: a is freed now */
 	assert_int_equal(snapshot_live_count(), base + 1);
 	held = snapshot_acquire();

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * segment.h - an immutable run of up to SEGMENT_MAX routes of one table, in kernel order, with
+ * everything the views need of them: the records (whose hops, metrics and the hops'
+ * encapsulations point into the segment), their /proc/net/ipv6_route lines and `ip -j` objects with per-record offsets, and
+ * the aggregates /metrics and the lookup index sum up.
+ *
+ * Lifetime: segment_build() returns a segment with one reference (the builder's). Every
+ * snapshot that contains it holds one more (snapshot.c), and the mirror keeps one on the
+ * segment of each of its chunks that has not changed since the last publication, so the
+ * next publication shares it instead of building it again. The last segment_put() frees it,
+ * on whichever thread drops it (a reader releasing an old snapshot, say). Nothing writes a
+ * segment after segment_build() returns, except `mark`, which only the collector thread uses.
+ */
+#ifndef RTSNAP_SEGMENT_H
+#define RTSNAP_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rtsnap/route.h"
+
+#define SEGMENT_MAX 256
+
+struct snapshot;
+
+/* A record to build from: r, with its hops (nh_count > 1) and metrics (or NULL). */
+struct segment_in {
+	const struct route *r;
+	const struct route_nh *nhs;
+	const struct route_metrics *m;
+};
+
+/* A count by key: (protocol << 8 | type) for kinds, ifindex for devices. Sorted by key. */
+struct segment_count {
+	uint32_t key, n;
+};
+
+struct segment {
+	long refs; /* atomic */
+	uint32_t table;
+	uint32_t n;	/* records (a placeholder row is a record) */
+	uint32_t nreal; /* records that are routes (not a placeholder row) */
+	uint32_t lines; /* proc lines */
+	uint32_t nexp;	/* records with a deadline, their positions in exp */
+	struct route *routes;
+	uint16_t *exp;
+	char *proc; /* the records' proc lines; record i's are [proc_off[i], proc_off[i + 1]) */
+	uint32_t *proc_off;
+	/* the records' JSON objects, each with a leading ',' (none for a placeholder row);
+	 * record i's is [json_off[i], json_off[i + 1]). Objects of records with a deadline are
+	 * rendered per response instead ("expires" moves). */
+	char *json;
+	uint32_t *json_off;
+	uint64_t lens0[3],
+	    lens1[3]; /* bit L: a route of dst_len L with / without a source prefix */
+	struct segment_count *kinds, *devs;
+	uint32_t nkinds, ndevs;
+	uint32_t mp_routes; /* routes with more than one hop, and their hops */
+	uint64_t mp_nh;
+	size_t bytes;  /* memory held, approximately */
+	uint64_t mark; /* collector thread only: the newest generation composed with it */
+};
+
+/*
+ * Collector thread (or any single builder). Copy n records of table `table` (n <= SEGMENT_MAX,
+ * kernel order) and render them in the context of ctx (its links, nexthop objects and names,
+ * which must be set). 0 with *out holding one reference, or -ENOMEM.
+ */
+int segment_build(const struct snapshot *ctx, uint32_t table, const struct segment_in *in,
+		  uint32_t n, struct segment **out) __attribute__((warn_unused_result));
+
+/* The lone placeholder row of a table (the kernel's root null entry), rendered in ctx. */
+int segment_placeholder(const struct snapshot *ctx, uint32_t table, struct segment **out)
+    __attribute__((warn_unused_result));
+
+/* Any thread. Take / drop a reference; NULL is fine for put. */
+void segment_get(struct segment *g);
+void segment_put(struct segment *g);
+
+/* Any thread, after dropping segments: give freed heap memory back to the kernel when at
+ * least SEGMENT_TRIM_BYTES were freed since the last time (at most once a second). */
+#define SEGMENT_TRIM_BYTES (16u << 20)
+void segment_reclaim(void);
+
+/* Any thread. Segments allocated and not yet freed. */
+long segment_live_count(void);
+
+#endif
