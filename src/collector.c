@@ -1139,6 +1139,7 @@ int collector_start(const struct collector_opts *o)
 	    s_opts.interval_s ? snapshot_now_ms() + (int64_t)s_opts.interval_s * 1000 : 0;
 	c->next_ra_ms =
 	    s_opts.ra_refresh_s ? snapshot_now_ms() + (int64_t)s_opts.ra_refresh_s * 1000 : 0;
+	stats_set(g_stats.interval_s, s_opts.interval_s);
 	ret = pthread_create(&s_thread, NULL, collector_main, c);
 	if (ret) {
 		coll_close(c);
@@ -1183,11 +1184,5 @@ unsigned int collector_interval(void)
 
 int collector_is_fresh(void)
 {
-	int64_t ok = stats_get(g_stats.last_ok_mono_ms);
-
-	if (!ok || stats_get(g_stats.last_error))
-		return 0;
-	if (s_opts.interval_s && snapshot_now_ms() - ok > (int64_t)s_opts.interval_s * 2000 + 10000)
-		return 0;
-	return 1;
+	return stats_is_fresh();
 }

@@ -479,7 +479,7 @@ static enum MHD_Result ep_status(struct http_req *rq)
 		routes += t->routes;
 		json_array_append_new(
 		    tables, json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)t->id, "name",
-				      names_table(s->names, t->id, b), "routes",
+				      names_table(s->ctx.names, t->id, b), "routes",
 				      (json_int_t)t->routes, "proc_lines", (json_int_t)t->lines));
 	}
 	for (int e = 0; e < CERR__COUNT; e++)

@@ -73,7 +73,7 @@ enum MHD_Result http_ep_routes(struct http_req *rq)
 	if (!args_ok(rq, query_params, &mres))
 		return mres;
 	for (unsigned int i = 0; i < rq->nargs; i++)
-		if (query_parse_arg(&q, rq->snap->names, rq->args[i].key, rq->args[i].val, err,
+		if (query_parse_arg(&q, rq->snap->ctx.names, rq->args[i].key, rq->args[i].val, err,
 				    sizeof(err)))
 			return http_send_error(rq, 400, "%s", err);
 	if (query_run(rq->snap, &q, rq->now_ms, &res))
@@ -100,8 +100,8 @@ enum MHD_Result http_ep_lookup(struct http_req *rq)
 		return mres;
 	query_lookup_init(&lq);
 	for (unsigned int k = 0; k < rq->nargs; k++)
-		if (query_lookup_parse_arg(&lq, rq->snap->names, rq->args[k].key, rq->args[k].val,
-					   err, sizeof(err)))
+		if (query_lookup_parse_arg(&lq, rq->snap->ctx.names, rq->args[k].key,
+					   rq->args[k].val, err, sizeof(err)))
 			return http_send_error(rq, 400, "%s", err);
 	if (!lq.have_addr)
 		return http_send_error(rq, 400, "missing query parameter 'addr'");
@@ -111,7 +111,7 @@ enum MHD_Result http_ep_lookup(struct http_req *rq)
 
 		inet_ntop(AF_INET6, lq.addr, a, sizeof(a));
 		return http_send_error(rq, 404, "no route to %s in table %s", a,
-				       names_table(rq->snap->names, lq.table, b));
+				       names_table(rq->snap->ctx.names, lq.table, b));
 	}
 	strbuf_reserve(&sb, 512);
 	query_render_route(rq->snap, (size_t)i, rq->now_ms, &sb);

@@ -29,6 +29,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/compose.h"
 #include "rtsnap/array.h"
 #include "rtsnap/log.h"
 #include "rtsnap/mirror.h"
@@ -43,6 +44,7 @@ struct mroute {
 	struct route_nh *nhs;	 /* nh_count > 1: the hops; else NULL */
 	struct route_metrics *m; /* RTA_METRICS, or NULL */
 	struct mencaps *enc;	 /* what r.nh.encap and nhs[].encap point into, or NULL */
+	int32_t src; /* its index in the chunk's prev segment while unchanged since; else -1 */
 };
 
 /* One record's encapsulations in one block (a hop dropped from a group leaves its bytes). */
@@ -52,10 +54,12 @@ struct mencaps {
 };
 
 /* Records in kernel order; seg is the immutable copy published last (segment.h), shared by
- * the next snapshot unless the chunk changes first: every change drops it (chunk_dirty). */
+ * the next snapshot unless the chunk changes first: every change moves it to prev
+ * (chunk_dirty), from which the next build copies the text of the records that did not change
+ * (mroute.src). */
 struct mchunk {
 	uint32_t n;
-	struct segment *seg;
+	struct segment *seg, *prev;
 	struct mroute e[MIRROR_CHUNK];
 };
 
@@ -86,11 +90,23 @@ struct mirror {
 	uint64_t ctx_epoch, pub_epoch, pub_names;
 };
 
-/* The chunk's records change: its published copy no longer describes it. */
+/* The chunk's records change: its published copy no longer describes it, but the records
+ * that stay as they are can reuse their text from it. */
 static void chunk_dirty(struct mchunk *ch)
 {
-	segment_put(ch->seg);
+	if (!ch->seg)
+		return;
+	segment_put(ch->prev);
+	ch->prev = ch->seg;
 	ch->seg = NULL;
+}
+
+/* Forget both copies: the chunk is freed, or every route must be rendered again. */
+static void chunk_forget(struct mchunk *ch)
+{
+	segment_put(ch->seg);
+	segment_put(ch->prev);
+	ch->seg = ch->prev = NULL;
 }
 
 static int is_group_id(const struct mirror *m, uint32_t id);
@@ -190,7 +206,7 @@ void mirror_free(struct mirror *m)
 		for (uint32_t c = 0; c < tb->nchunks; c++) {
 			for (uint32_t i = 0; i < tb->chunks[c]->n; i++)
 				mroute_clear(m, &tb->chunks[c]->e[i]);
-			chunk_dirty(tb->chunks[c]);
+			chunk_forget(tb->chunks[c]);
 			free(tb->chunks[c]);
 		}
 		free(tb->chunks);
@@ -366,6 +382,7 @@ static struct mroute *at(const struct mtable *t, struct mpos p)
 static struct mroute *at_w(const struct mtable *t, struct mpos p)
 {
 	chunk_dirty(t->chunks[p.c]);
+	t->chunks[p.c]->e[p.i].src = -1;
 	return &t->chunks[p.c]->e[p.i];
 }
 
@@ -461,7 +478,7 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 		if (!ch)
 			return NULL;
 		ch->n = 0;
-		ch->seg = NULL;
+		ch->seg = ch->prev = NULL;
 		t->chunks[t->nchunks++] = ch;
 		p.c = t->nchunks - 1;
 		p.i = 0;
@@ -481,8 +498,11 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 			return NULL;
 		}
 		t->cap = (uint32_t)cap;
-		nc->seg = NULL;
 		chunk_dirty(ch);
+		nc->seg = NULL;
+		nc->prev = ch->prev; /* the moved records' src name records of it */
+		if (nc->prev)
+			segment_get(nc->prev);
 		nc->n = MIRROR_CHUNK - half;
 		memcpy(nc->e, &ch->e[half], nc->n * sizeof(ch->e[0]));
 		ch->n = half;
@@ -500,6 +520,7 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 	memmove(&ch->e[p.i + 1], &ch->e[p.i], (ch->n - p.i) * sizeof(ch->e[0]));
 	ch->n++;
 	memset(&ch->e[p.i], 0, sizeof(ch->e[0]));
+	ch->e[p.i].src = -1;
 	t->nroutes++;
 	return &ch->e[p.i];
 }
@@ -515,6 +536,7 @@ static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 	t->nroutes--;
 	m->nroutes--;
 	if (ch->n == 0) {
+		chunk_forget(ch);
 		free(ch);
 		memmove(&t->chunks[p.c], &t->chunks[p.c + 1],
 			(t->nchunks - p.c - 1) * sizeof(*t->chunks));
@@ -1260,12 +1282,22 @@ size_t mirror_bytes(const struct mirror *m)
 static int chunk_segment(const struct snapshot *s, const struct mtable *t, struct mchunk *ch,
 			 struct segment_in *in)
 {
+	int ret;
+
 	for (uint32_t i = 0; i < ch->n; i++) {
 		in[i].r = &ch->e[i].r;
 		in[i].nhs = ch->e[i].nhs;
 		in[i].m = ch->e[i].m;
+		in[i].src = ch->e[i].src;
 	}
-	return segment_build(s, t->id, in, ch->n, &ch->seg);
+	ret = segment_build(&s->ctx, t->id, in, ch->n, ch->prev, &ch->seg);
+	if (ret)
+		return ret;
+	segment_put(ch->prev);
+	ch->prev = NULL;
+	for (uint32_t i = 0; i < ch->n; i++)
+		ch->e[i].src = (int32_t)i;
+	return 0;
 }
 
 /* Whether table t's records end with a ::/0 route without source prefix (such routes sort
@@ -1289,15 +1321,15 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 	for (size_t i = 0; !ret && i < m->nnhobjs; i++)
 		ret = snapshot_add_nhobj(s, &m->nhobjs[i]);
 	if (!ret)
-		ret = names_load(NULL, &s->names);
+		ret = names_load(NULL, &s->ctx.names);
 	if (!ret)
 		ret = snapshot_prepare(s);
-	nh = ret ? 0 : names_hash(s->names);
+	nh = ret ? 0 : names_hash(s->ctx.names);
 	if (!ret && (m->ctx_epoch != m->pub_epoch || nh != m->pub_names)) {
 		/* every route may print differently now */
 		for (size_t ti = 0; ti < m->ntables; ti++)
 			for (uint32_t c = 0; c < m->tables[ti].nchunks; c++)
-				chunk_dirty(m->tables[ti].chunks[c]);
+				chunk_forget(m->tables[ti].chunks[c]);
 	}
 	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
 		const struct mtable *t = &m->tables[ti];
@@ -1316,7 +1348,7 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 			/* the table's placeholder row: one line, built anew (a table has one) */
 			struct segment *g;
 
-			ret = segment_placeholder(s, t->id, &g);
+			ret = segment_placeholder(&s->ctx, t->id, &g);
 			if (!ret) {
 				ret = snapshot_add_segment(s, g);
 				segment_put(g);

@@ -355,7 +355,7 @@ static void emit(const struct snapshot *s, struct seg_build *b, struct strbuf *d
 		run_close(b);
 		if (count)
 			strbuf_putc(dyn, ',');
-		render_json_route(s, r, now_ms, dyn);
+		render_json_route(&s->ctx, r, now_ms, dyn);
 		seg_add(b, NULL, dyn->len - start, start);
 		return;
 	}
@@ -514,9 +514,9 @@ static int walk_table(struct run_ctx *c, int tpos)
 
 static uint32_t find_ifindex(const struct snapshot *s, const char *name)
 {
-	for (size_t i = 0; i < s->nlinks; i++)
-		if (strcmp(s->links[i].name, name) == 0)
-			return s->links[i].ifindex;
+	for (size_t i = 0; i < s->ctx.nlinks; i++)
+		if (strcmp(s->ctx.links[i].name, name) == 0)
+			return s->ctx.links[i].ifindex;
 	return 0;
 }
 
@@ -586,7 +586,7 @@ void query_render_route(const struct snapshot *s, size_t i, int64_t now_ms, stru
 	size_t len;
 
 	if (snapshot_route(s, i)->expires_ms) {
-		render_json_route(s, snapshot_route(s, i), now_ms, sb);
+		render_json_route(&s->ctx, snapshot_route(s, i), now_ms, sb);
 		return;
 	}
 	render_json_span(s, i, &p, &len);
@@ -605,7 +605,7 @@ void query_render_expiring(const struct snapshot *s, int64_t now_ms, struct strb
 
 		if (k)
 			strbuf_putc(sb, ',');
-		render_json_route(s, r, now_ms, sb);
+		render_json_route(&s->ctx, r, now_ms, sb);
 		if (r->expires_ms <= now_ms && sb->len && !sb->failed) {
 			sb->len--; /* the closing brace */
 			strbuf_puts(sb, ",\"expired\":true}");

@@ -30,9 +30,8 @@
 #include <linux/seg6_iptunnel.h>
 #include <linux/seg6_local.h>
 
-#include "rtsnap/index.h"
 #include "rtsnap/names.h"
-#include "rtsnap/render.h"
+#include "rtsnap/render_route.h"
 
 static const char *const s_metric_names[ROUTE_METRICS_MAX] = {
 	[RTAX_MTU] = "mtu",	      [RTAX_WINDOW] = "window",
@@ -184,9 +183,9 @@ static void put_addr(struct strbuf *sb, int *first, const char *key, const uint8
 	strbuf_putc(sb, '"');
 }
 
-static void put_dev(struct strbuf *sb, int *first, const struct snapshot *s, uint32_t ifindex)
+static void put_dev(struct strbuf *sb, int *first, const struct route_ctx *s, uint32_t ifindex)
 {
-	const char *name = snapshot_link_name(s, ifindex);
+	const char *name = route_ctx_link_name(s, ifindex);
 	char buf[16];
 
 	if (!*name) {
@@ -379,10 +378,10 @@ static void put_in4(struct strbuf *sb, int *first, const char *key, const struct
 	put_key_str(sb, first, key, txt);
 }
 
-static void put_ifname(struct strbuf *sb, int *first, const struct snapshot *s, const char *key,
+static void put_ifname(struct strbuf *sb, int *first, const struct route_ctx *s, const char *key,
 		       uint32_t ifindex)
 {
-	const char *name = snapshot_link_name(s, ifindex);
+	const char *name = route_ctx_link_name(s, ifindex);
 	char buf[16];
 
 	if (!*name) {
@@ -456,7 +455,7 @@ static void put_bpf_prog(struct strbuf *sb, int *first, const char *key, const s
 					  : "<unknown>");
 }
 
-static void put_seg6local(struct strbuf *sb, int *first, const struct snapshot *s,
+static void put_seg6local(struct strbuf *sb, int *first, const struct route_ctx *s,
 			  const struct route_encap *e)
 {
 	static const char *const actions[SEG6_LOCAL_ACTION_END_DT46 + 1] = {
@@ -763,7 +762,7 @@ static void put_ioam6(struct strbuf *sb, int *first, const struct route_encap *e
 	put_key_u64(sb, first, "size", (unsigned int)t.remlen * 4);
 }
 
-static void put_xfrm(struct strbuf *sb, int *first, const struct snapshot *s,
+static void put_xfrm(struct strbuf *sb, int *first, const struct route_ctx *s,
 		     const struct route_encap *e)
 {
 	const struct rtattr *tb[LWT_XFRM_MAX + 1];
@@ -835,7 +834,7 @@ static void put_ila(struct strbuf *sb, int *first, const struct route_encap *e)
 }
 
 /* lwt_print_encap(): "encap":"TYPE" and the type's keys, in the object being written. */
-static void put_encap(struct strbuf *sb, int *first, const struct snapshot *s,
+static void put_encap(struct strbuf *sb, int *first, const struct route_ctx *s,
 		      const struct route_encap *e)
 {
 	static const char *const types[] = {
@@ -889,7 +888,7 @@ static void put_encap(struct strbuf *sb, int *first, const struct snapshot *s,
 
 static long s_hz;
 
-void render_json_route(const struct snapshot *s, const struct route *r, int64_t now_ms,
+void render_json_route(const struct route_ctx *s, const struct route *r, int64_t now_ms,
 		       struct strbuf *sb)
 {
 	const struct route_metrics *m;
@@ -938,7 +937,7 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 		else if (left / (1000 / hz) != 0)
 			put_key_num(sb, &first, "expires", left / 1000);
 	}
-	m = snapshot_route_metrics(s, r);
+	m = r->metrics;
 	if (m)
 		put_metrics(sb, &first, m);
 	if (r->pref != ROUTE_PREF_NONE) {
@@ -954,7 +953,7 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 	if (r->nh_count > 1 || (r->nh_count == 1 && r->mpath_one)) {
 		strbuf_puts(sb, ",\"nexthops\":[");
 		for (unsigned int i = 0; i < r->nh_count; i++) {
-			const struct route_nh *nh = snapshot_route_nh(s, r, i);
+			const struct route_nh *nh = route_nh(r, i);
 			int f = 1;
 
 			strbuf_puts(sb, i ? ",{" : "{");
@@ -971,70 +970,4 @@ void render_json_route(const struct snapshot *s, const struct route *r, int64_t 
 		strbuf_putc(sb, ']');
 	}
 	strbuf_putc(sb, '}');
-}
-
-void render_json_span(const struct snapshot *s, size_t i, const char **p, size_t *len)
-{
-	uint32_t k;
-	const struct segment *g = snapshot_segment_of(s, i, &k);
-
-	*p = g->json + g->json_off[k];
-	*len = g->json_off[k + 1] - g->json_off[k];
-}
-
-int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg **segs,
-		    struct strbuf *dyn)
-{
-	size_t nseg = 0, cap = 2 * s->nexpiring + s->nsegs + 2, ndyn = 0;
-	struct render_seg *out = malloc(cap * sizeof(*out));
-	size_t *dyn_start = malloc((s->nexpiring + 1) * sizeof(*dyn_start));
-	static const char open_br[] = "[", close_br[] = "]\n";
-	int first = 1;
-
-	if (!out || !dyn_start) {
-		free(out);
-		free(dyn_start);
-		return -ENOMEM;
-	}
-	out[nseg].p = open_br;
-	out[nseg++].len = 1;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		const struct segment *g = s->segs[k];
-		size_t pos = 0, end = g->json_off[g->n];
-
-		/* the segment's pre-rendered spans, with its routes that carry a deadline rendered
-		 * for now (g->exp is in record order) */
-		for (uint32_t e = 0; e <= g->nexp; e++) {
-			size_t a = e < g->nexp ? g->json_off[g->exp[e]] : end;
-
-			if (a > pos) {
-				out[nseg].p = g->json + pos + first;
-				out[nseg++].len = a - pos - first;
-				first = 0;
-			}
-			if (e == g->nexp)
-				break;
-			dyn_start[ndyn] = dyn->len;
-			if (!first)
-				strbuf_putc(dyn, ',');
-			first = 0;
-			render_json_route(s, &g->routes[g->exp[e]], now_ms, dyn);
-			out[nseg].p = NULL; /* fixed up below, dyn may move */
-			out[nseg++].len = dyn->len - dyn_start[ndyn++];
-			pos = g->json_off[g->exp[e] + 1];
-		}
-	}
-	out[nseg].p = close_br;
-	out[nseg++].len = 2;
-	if (dyn->failed) {
-		free(out);
-		free(dyn_start);
-		return -ENOMEM;
-	}
-	for (size_t k = 0, j = 0; k < nseg; k++)
-		if (!out[k].p)
-			out[k].p = dyn->buf + dyn_start[j++];
-	free(dyn_start);
-	*segs = out;
-	return (int)nseg;
 }

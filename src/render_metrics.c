@@ -27,7 +27,6 @@
 #include <zlib.h>
 #include <linux/rtnetlink.h>
 
-#include "rtsnap/collector.h"
 #include "rtsnap/names.h"
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/stats.h"
@@ -216,7 +215,7 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 	       "lists them (a multipath route counts once).");
 	for (size_t t = 0; t < s->ntables; t++) {
 		const struct snapshot_table *st = &s->tables[t];
-		const char *tname = names_table(s->names, st->id, tb);
+		const char *tname = names_table(s->ctx.names, st->id, tb);
 		size_t ntouched = 0;
 
 		/* the segments' own counts: O(segments), not O(routes) */
@@ -240,7 +239,8 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 			strbuf_puts(sb, "rtsnap_routes{table=\"");
 			render_metrics_label(sb, tname);
 			strbuf_puts(sb, "\",protocol=\"");
-			render_metrics_label(sb, names_protocol(s->names, (uint8_t)(k >> 8), pb));
+			render_metrics_label(sb,
+					     names_protocol(s->ctx.names, (uint8_t)(k >> 8), pb));
 			strbuf_puts(sb, "\",type=\"");
 			render_metrics_label(sb, names_type((uint8_t)(k & 0xff), yb));
 			strbuf_appendf(sb, "\"} %u\n", cnt[k]);
@@ -251,12 +251,12 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 	       "Routes with more than one nexthop in the snapshot, by table.");
 	for (size_t t = 0; t < s->ntables; t++)
 		sample1(sb, "rtsnap_multipath_routes", "table",
-			names_table(s->names, s->tables[t].id, tb), mp_routes[t]);
+			names_table(s->ctx.names, s->tables[t].id, tb), mp_routes[t]);
 	family(sb, "rtsnap_multipath_nexthops", "gauge",
 	       "Nexthops of the multipath routes in the snapshot, by table.");
 	for (size_t t = 0; t < s->ntables; t++)
 		sample1(sb, "rtsnap_multipath_nexthops", "table",
-			names_table(s->names, s->tables[t].id, tb), mp_nh[t]);
+			names_table(s->ctx.names, s->tables[t].id, tb), mp_nh[t]);
 	free(cnt);
 	free(touched);
 	free(mp_routes);
@@ -309,7 +309,7 @@ static int dev_add(struct dev_count **devs, size_t *n, size_t *cap, uint32_t ifi
 /* rtsnap_device_routes{device}: routes with a nexthop on the device. */
 static int render_devices(const struct snapshot *s, struct strbuf *sb)
 {
-	size_t n = s->nlinks, cap = s->nlinks + 16, shown = 0;
+	size_t n = s->ctx.nlinks, cap = s->ctx.nlinks + 16, shown = 0;
 	struct dev_count *devs = calloc(cap, sizeof(*devs));
 	uint64_t omitted = 0;
 	char buf[16];
@@ -317,8 +317,8 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb)
 	if (!devs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		devs[i].ifindex = s->links[i].ifindex; /* links are sorted by ifindex */
-	for (size_t k = 0; k < s->nsegs; k++) {	       /* the segments' own counts */
+		devs[i].ifindex = s->ctx.links[i].ifindex; /* links are sorted by ifindex */
+	for (size_t k = 0; k < s->nsegs; k++) {		   /* the segments' own counts */
 		const struct segment *sg = s->segs[k];
 
 		for (uint32_t j = 0; j < sg->ndevs; j++) {
@@ -362,7 +362,7 @@ static int render_expiring(const struct snapshot *s, struct strbuf *sb)
 	       "Routes with an expiry time in the snapshot, by table.");
 	for (size_t t = 0; t < s->ntables; t++)
 		sample1(sb, "rtsnap_routes_expiring", "table",
-			names_table(s->names, s->tables[t].id, tb), cnt[t]);
+			names_table(s->ctx.names, s->tables[t].id, tb), cnt[t]);
 	free(cnt);
 	return 0;
 }
@@ -379,7 +379,7 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 	       "prints it; the value is always 1. Enabled by --metrics-routes.");
 	for (size_t t = 0; t < s->ntables; t++) {
 		const struct snapshot_table *st = &s->tables[t];
-		const char *tname = names_table(s->names, st->id, tb);
+		const char *tname = names_table(s->ctx.names, st->id, tb);
 
 		for (uint32_t i = st->first; i < st->first + st->count; i++) {
 			const struct route *r = snapshot_route(s, i);
@@ -411,7 +411,8 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 				if (r->nh_count && nh->ifindex)
 					render_metrics_label(sb, dev_name(s, nh->ifindex, db));
 				strbuf_puts(sb, "\",protocol=\"");
-				render_metrics_label(sb, names_protocol(s->names, r->protocol, pb));
+				render_metrics_label(sb,
+						     names_protocol(s->ctx.names, r->protocol, pb));
 				strbuf_puts(sb, "\",type=\"");
 				render_metrics_label(sb, names_type(r->type, yb));
 				strbuf_appendf(sb, "\",metric=\"%u\"} 1\n", r->metric);
@@ -655,7 +656,7 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 	}
 	gauge_u(sb, "rtsnap_snapshot_fresh",
 		"1 when the last collection succeeded and is recent, else 0 (stale snapshot).",
-		(uint64_t)collector_is_fresh());
+		(uint64_t)stats_is_fresh());
 	render_histogram(sb, "rtsnap_collection_duration_seconds",
 			 "Time to build and publish a snapshot (published ones).",
 			 stats_duration_bounds, STATS_DURATION_BUCKETS, g_stats.duration_bucket,

@@ -18,7 +18,7 @@
 #include <linux/ipv6_route.h>
 #include <linux/route.h>
 
-#include "rtsnap/render.h"
+#include "rtsnap/render_route.h"
 
 #ifndef RTPROT_RA
 #define RTPROT_RA 9
@@ -49,7 +49,7 @@ static char *put_hex32(char *p, uint32_t v)
  * A route that uses a nexthop object never is one: its fib6_info keeps its own flags, and a
  * blackhole nexthop object only lends it the loopback device.
  */
-static int is_reject(const struct snapshot *s, const struct route *r)
+static int is_reject(const struct route_ctx *s, const struct route *r)
 {
 	const struct route_link *l;
 
@@ -71,7 +71,7 @@ static int is_reject(const struct snapshot *s, const struct route *r)
 			return 0;
 		if (r->type == RTN_ANYCAST && r->protocol == RTPROT_KERNEL)
 			return 0;
-		l = snapshot_link(s, r->nh.ifindex);
+		l = route_ctx_link(s, r->nh.ifindex);
 		if (!l || !(l->flags & IFF_LOOPBACK_FLAG))
 			return 0;
 		{
@@ -82,7 +82,7 @@ static int is_reject(const struct snapshot *s, const struct route *r)
 	}
 }
 
-uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
+uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
 			   const struct route_nh *nh)
 {
 	uint32_t f;
@@ -106,7 +106,7 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 		f |= RTF_EXPIRES;
 	if (r->pref != ROUTE_PREF_NONE)
 		f |= RTF_PREF(r->pref & 3);
-	if (route_ra_candidate(r, r->nh_count == 1 ? snapshot_link(s, r->nh.ifindex) : NULL)) {
+	if (route_ra_candidate(r, r->nh_count == 1 ? route_ctx_link(s, r->nh.ifindex) : NULL)) {
 		f |= RTF_ADDRCONF;
 		if (r->dst_len == 0)
 			f |= RTF_DEFAULT;
@@ -123,9 +123,9 @@ uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
 /* The loopback device's name while segments are rendered (collector thread only): the
  * kernel prints it, renamed or not, for reject routes and placeholder rows. */
 static const char *s_lo = "lo";
-static const char *loopback_name(const struct snapshot *s);
+static const char *loopback_name(const struct route_ctx *s);
 
-static char *put_line(char *p, const struct snapshot *s, const struct route *r,
+static char *put_line(char *p, const struct route_ctx *s, const struct route *r,
 		      const struct route_nh *nh)
 {
 	static const uint8_t zero[16];
@@ -151,7 +151,7 @@ static char *put_line(char *p, const struct snapshot *s, const struct route *r,
 	*p++ = ' ';
 	p = put_hex32(p, render_proc_flags(s, r, nh));
 	*p++ = ' ';
-	dev = reject ? s_lo : (nh ? snapshot_link_name(s, nh->ifindex) : "");
+	dev = reject ? s_lo : (nh ? route_ctx_link_name(s, nh->ifindex) : "");
 	dl = strnlen(dev, 15);
 	for (size_t i = dl; i < 8; i++)
 		*p++ = ' ';
@@ -162,7 +162,7 @@ static char *put_line(char *p, const struct snapshot *s, const struct route *r,
 }
 
 /* The loopback device's name (the kernel uses it for reject routes and blackhole nexthops). */
-static const char *loopback_name(const struct snapshot *s)
+static const char *loopback_name(const struct route_ctx *s)
 {
 	for (size_t i = 0; i < s->nlinks; i++)
 		if (s->links[i].flags & IFF_LOOPBACK_FLAG)
@@ -176,12 +176,12 @@ static const char *loopback_name(const struct snapshot *s)
  * is a blackhole (device: loopback), 0 when resolved, -1 when the object is unknown (then
  * the caller uses what the route message carried).
  */
-static int resolve_nhobj(const struct snapshot *s, const struct route *r, struct route_nh *out)
+static int resolve_nhobj(const struct route_ctx *s, const struct route *r, struct route_nh *out)
 {
-	const struct route_nhobj *o = snapshot_nhobj(s, r->nhid);
+	const struct route_nhobj *o = route_ctx_nhobj(s, r->nhid);
 
 	if (o && o->is_group)
-		o = snapshot_nhobj(s, o->first);
+		o = route_ctx_nhobj(s, o->first);
 	if (!o)
 		return -1;
 	memset(out, 0, sizeof(*out));
@@ -197,14 +197,14 @@ static int resolve_nhobj(const struct snapshot *s, const struct route *r, struct
 }
 
 /* A line for a route that uses a nexthop object. */
-static char *put_nhobj_line(char *p, const struct snapshot *s, const struct route *r)
+static char *put_nhobj_line(char *p, const struct route_ctx *s, const struct route *r)
 {
 	struct route_nh nh;
 	int bh = resolve_nhobj(s, r, &nh);
 	char *start = p;
 
 	if (bh < 0)
-		return put_line(p, s, r, r->nh_count ? snapshot_route_nh(s, r, 0) : NULL);
+		return put_line(p, s, r, r->nh_count ? route_nh(r, 0) : NULL);
 	p = put_line(p, s, r, &nh);
 	if (bh == 1) {
 		/* rewrite the device column: the blackhole object's device is the loopback */
@@ -222,12 +222,12 @@ static char *put_nhobj_line(char *p, const struct snapshot *s, const struct rout
 	return p;
 }
 
-void render_proc_prepare(const struct snapshot *s)
+void render_proc_prepare(const struct route_ctx *s)
 {
 	s_lo = loopback_name(s);
 }
 
-void render_proc_route(const struct snapshot *s, const struct route *r, struct strbuf *sb)
+void render_proc_route(const struct route_ctx *s, const struct route *r, struct strbuf *sb)
 {
 	unsigned int lines = r->nh_count > 1 && !r->nhid ? r->nh_count : 1;
 	char *p;
@@ -240,41 +240,9 @@ void render_proc_route(const struct snapshot *s, const struct route *r, struct s
 		p = put_nhobj_line(p, s, r);
 	} else if (r->nh_count > 1) {
 		for (unsigned int k = 0; k < r->nh_count; k++)
-			p = put_line(p, s, r, snapshot_route_nh(s, r, k));
+			p = put_line(p, s, r, route_nh(r, k));
 	} else {
 		p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
 	}
 	sb->len = (size_t)(p - sb->buf);
-}
-
-int render_proc_segs(const struct snapshot *s, struct render_seg **out)
-{
-	struct render_seg *v = malloc((s->nsegs ? s->nsegs : 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		v[k].p = s->segs[k]->proc;
-		v[k].len = s->segs[k]->proc_off[s->segs[k]->n];
-	}
-	*out = v;
-	return (int)s->nsegs;
-}
-
-char *render_proc_text(const struct snapshot *s, size_t *len)
-{
-	char *p = malloc(s->proc_len + 1);
-	size_t n = 0;
-
-	if (!p)
-		return NULL;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		size_t l = s->segs[k]->proc_off[s->segs[k]->n];
-
-		memcpy(p + n, s->segs[k]->proc, l);
-		n += l;
-	}
-	p[n] = 0;
-	*len = n;
-	return p;
 }

@@ -11,12 +11,20 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/rtnetlink.h>
 
-#include "rtsnap/render.h"
+#include "rtsnap/render_route.h"
 #include "rtsnap/segment.h"
-#include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static long s_live;	       /* atomic */
 static size_t s_freed;	       /* atomic: bytes of segments freed since the last trim */
@@ -32,7 +40,7 @@ void segment_reclaim(void)
 
 	if (__atomic_load_n(&s_freed, __ATOMIC_RELAXED) < SEGMENT_TRIM_BYTES)
 		return;
-	now = snapshot_now_ms();
+	now = now_ms();
 	if (now - last < 1000 || !__atomic_compare_exchange_n(&s_last_trim_ms, &last, now, 0,
 							      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
@@ -139,8 +147,14 @@ static int aggregate(struct segment *g, const struct route *r, uint32_t *kcap, u
 	return 0;
 }
 
-int segment_build(const struct snapshot *ctx, uint32_t table, const struct segment_in *in,
-		  uint32_t n, struct segment **out)
+/* Append record k's bytes [off[k], off[k + 1]) of text to sb. */
+static void copy_text(struct strbuf *sb, const char *text, const uint32_t *off, uint32_t k)
+{
+	strbuf_append(sb, text + off[k], off[k + 1] - off[k]);
+}
+
+int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segment_in *in,
+		  uint32_t n, const struct segment *prev, struct segment **out)
 {
 	struct segment *g = calloc(1, sizeof(*g));
 	struct strbuf proc = { 0 }, json = { 0 };
@@ -149,6 +163,7 @@ int segment_build(const struct snapshot *ctx, uint32_t table, const struct segme
 	struct route_metrics *mp;
 	unsigned char *ep;
 	uint32_t kcap = 0, dcap = 0;
+	int64_t now = now_ms();
 	char *block;
 
 	if (!g)
@@ -215,10 +230,15 @@ int segment_build(const struct snapshot *ctx, uint32_t table, const struct segme
 
 		g->proc_off[i] = (uint32_t)proc.len;
 		g->json_off[i] = (uint32_t)json.len;
+		if (prev && in[i].src >= 0 && (uint32_t)in[i].src < prev->n) {
+			copy_text(&proc, prev->proc, prev->proc_off, (uint32_t)in[i].src);
+			copy_text(&json, prev->json, prev->json_off, (uint32_t)in[i].src);
+			continue;
+		}
 		render_proc_route(ctx, r, &proc);
 		if (!r->placeholder) {
 			strbuf_putc(&json, ',');
-			render_json_route(ctx, r, snapshot_now_ms(), &json);
+			render_json_route(ctx, r, now, &json);
 		}
 	}
 	g->proc_off[n] = (uint32_t)proc.len;
@@ -240,10 +260,10 @@ nomem:
 	return -ENOMEM;
 }
 
-int segment_placeholder(const struct snapshot *ctx, uint32_t table, struct segment **out)
+int segment_placeholder(const struct route_ctx *ctx, uint32_t table, struct segment **out)
 {
 	struct route p;
-	struct segment_in in = { .r = &p };
+	struct segment_in in = { .r = &p, .src = -1 };
 
 	memset(&p, 0, sizeof(p));
 	p.table = table;
@@ -251,5 +271,5 @@ int segment_placeholder(const struct snapshot *ctx, uint32_t table, struct segme
 	p.metric = 0xffffffff;
 	p.type = RTN_UNREACHABLE;
 	p.pref = ROUTE_PREF_NONE;
-	return segment_build(ctx, table, &in, 1, out);
+	return segment_build(ctx, table, &in, 1, NULL, out);
 }

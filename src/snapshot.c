@@ -4,7 +4,7 @@
  *
  * Threads and ownership:
  *   - The collector thread is the only writer. It builds a snapshot privately (snapshot_new,
- *     snapshot_add_*, snapshot_finish), then calls snapshot_publish(), which swaps it into
+ *     snapshot_add_*, snapshot_seal() or compose.h's snapshot_finish()), then calls snapshot_publish(), which swaps it into
  *     s_current with rcu_xchg_pointer(). After that nobody writes the snapshot again.
  *   - Readers (HTTP workers, the proc-file writer) call snapshot_acquire(): inside an RCU
  *     read-side critical section they dereference s_current once and take a reference
@@ -36,13 +36,10 @@
 
 #include "rtsnap/array.h"
 #include "rtsnap/log.h"
-#include "rtsnap/render.h"
-#include "rtsnap/snapshot.h"
-#include "rtsnap/index.h"
-#include "rtsnap/render_metrics.h"
-#include "rtsnap/names.h"
 #include "rtsnap/order.h"
+#include "rtsnap/render_route.h"
 #include "rtsnap/segment.h"
+#include "rtsnap/snapshot.h"
 
 #define MAIN_TABLE 254
 #define LOCAL_TABLE 255
@@ -95,18 +92,10 @@ size_t snapshot_bytes_estimate(const struct snapshot *s)
 
 	b +=
 	    s->nsegs * (sizeof(*s->segs) + sizeof(*s->seg_first)) + s->ntables * sizeof(*s->tables);
-	b += s->nlinks * sizeof(*s->links) + s->nnhobjs * sizeof(*s->nhobjs);
-	b += s->nexpiring * sizeof(*s->expiring);
+	b += s->ctx.nlinks * sizeof(*s->ctx.links) + s->ctx.nnhobjs * sizeof(*s->ctx.nhobjs);
+	b += s->nexpiring * sizeof(*s->expiring) + s->views_bytes;
 	for (size_t k = 0; k < s->nsegs; k++)
 		b += s->segs[k]->bytes;
-	if (s->lookup)
-		b += index_bytes(s->lookup);
-	if (s->metrics_view) {
-		size_t ml;
-
-		render_metrics_snapshot_text(s, &ml);
-		b += ml + ml / 2; /* plain text and its gzip (a bound: it compresses better) */
-	}
 	return b;
 }
 
@@ -255,34 +244,12 @@ int snapshot_add_route(struct snapshot *s, const struct route *r, const struct r
 
 int snapshot_add_link(struct snapshot *s, const struct route_link *l)
 {
-	if (grow((void **)&s->links, &s->links_cap, s->nlinks, sizeof(*s->links)))
-		return -ENOMEM;
-	s->links[s->nlinks++] = *l;
-	return 0;
+	return route_ctx_add_link(&s->ctx, l);
 }
 
 int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
 {
-	if (grow((void **)&s->nhobjs, &s->nhobjs_cap, s->nnhobjs, sizeof(*s->nhobjs)))
-		return -ENOMEM;
-	s->nhobjs[s->nnhobjs++] = *o;
-	return 0;
-}
-
-static int cmp_nhobj(const void *a, const void *b)
-{
-	const struct route_nhobj *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
-{
-	struct route_nhobj key = { .id = id };
-
-	if (!s->nnhobjs)
-		return NULL;
-	return bsearch(&key, s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
+	return route_ctx_add_nhobj(&s->ctx, o);
 }
 
 int snapshot_add_empty_table(struct snapshot *s, uint32_t id)
@@ -303,29 +270,6 @@ int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
 		return -ENOMEM;
 	st->pk[st->npk++] = *k;
 	return 0;
-}
-
-static int cmp_link(const void *a, const void *b)
-{
-	const struct route_link *x = a, *y = b;
-
-	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
-}
-
-const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex)
-{
-	struct route_link key = { .ifindex = ifindex };
-
-	if (!s->nlinks)
-		return NULL;
-	return bsearch(&key, s->links, s->nlinks, sizeof(*s->links), cmp_link);
-}
-
-const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex)
-{
-	const struct route_link *l = snapshot_link(s, ifindex);
-
-	return l ? l->name : "";
 }
 
 static int cmp_prefix_key(const void *a, const void *b)
@@ -653,8 +597,9 @@ static int stage_segments(struct snapshot *s)
 				in[k].r = r;
 				in[k].nhs = r->nhs;
 				in[k].m = r->metrics;
+				in[k].src = -1;
 			}
-			ret = segment_build(s, tb->id, in, n, &g);
+			ret = segment_build(&s->ctx, tb->id, in, n, NULL, &g);
 			if (!ret) {
 				ret = snapshot_add_segment(s, g);
 				segment_put(g);
@@ -675,11 +620,8 @@ static int stage_segments(struct snapshot *s)
 
 int snapshot_prepare(struct snapshot *s)
 {
-	if (s->nlinks)
-		qsort(s->links, s->nlinks, sizeof(*s->links), cmp_link);
-	if (s->nnhobjs)
-		qsort(s->nhobjs, s->nnhobjs, sizeof(*s->nhobjs), cmp_nhobj);
-	render_proc_prepare(s);
+	route_ctx_sort(&s->ctx);
+	render_proc_prepare(&s->ctx);
 	return 0;
 }
 
@@ -823,7 +765,7 @@ static int seal(struct snapshot *s)
 	return 0;
 }
 
-int snapshot_finish(struct snapshot *s)
+int snapshot_seal(struct snapshot *s)
 {
 	int ret = 0;
 
@@ -837,10 +779,6 @@ int snapshot_finish(struct snapshot *s)
 	}
 	if (!ret)
 		ret = seal(s);
-	if (!ret)
-		ret = index_build(s);
-	if (!ret)
-		ret = render_metrics_build(s);
 	return ret;
 }
 
@@ -853,13 +791,11 @@ static void snapshot_destroy(struct snapshot *s)
 	free(s->segs);
 	free(s->seg_first);
 	free(s->tables);
-	free(s->links);
-	free(s->nhobjs);
 	free(s->expiring);
 	stage_free(s->stage);
-	render_metrics_free(s->metrics_view);
-	index_free(s->lookup);
-	names_free(s->names);
+	if (s->free_views)
+		s->free_views(s);
+	route_ctx_release(&s->ctx);
 	if (s->retired) {
 		__atomic_sub_fetch(&s_retired_bytes, s->bytes, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&s_retired, 1, __ATOMIC_RELAXED);

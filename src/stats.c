@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* stats.c - the process-wide counters and their label names. */
+#include <time.h>
 #include "rtsnap/stats.h"
 
 struct rtsnap_stats g_stats;
@@ -75,4 +76,17 @@ const char *stats_tdump_name(enum tdump_reason r)
 		"link", "rule", "prefix", "nexthop", "group", "address", "ra",
 	};
 	return (unsigned int)r < TDUMP__COUNT ? names[r] : "unknown";
+}
+
+int stats_is_fresh(void)
+{
+	int64_t ok = stats_get(g_stats.last_ok_mono_ms), now;
+	uint64_t interval_s = stats_get(g_stats.interval_s);
+	struct timespec ts;
+
+	if (!ok || stats_get(g_stats.last_error))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return !(interval_s && now - ok > (int64_t)interval_s * 2000 + 10000);
 }

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * render.h - the views pre-rendered once per snapshot. Called by snapshot_finish() on the
- * collector thread; the results belong to the snapshot and are read-only afterwards.
+ * render.h - a snapshot's views as response bodies: its segments' pre-rendered bytes, with
+ * the routes whose text depends on the time rendered per response (view.c). Any thread
+ * holding the snapshot.
  */
 #ifndef RTSNAP_RENDER_H
 #define RTSNAP_RENDER_H
 
 #include <stdint.h>
-#include "rtsnap/snapshot.h"
 #include <stdlib.h>
 #include "rtsnap/io.h"
+#include "rtsnap/render_route.h"
+#include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
 
 /* A run of bytes of a response body. */
@@ -17,18 +19,6 @@ struct render_seg {
 	const char *p;
 	size_t len;
 };
-
-/* Collector thread: before rendering routes in the context of s (its links). */
-void render_proc_prepare(const struct snapshot *s);
-/* Append the /proc/net/ipv6_route line(s) of r, in the context of s. */
-void render_proc_route(const struct snapshot *s, const struct route *r, struct strbuf *sb);
-/* The RTF_* flags column for nexthop nh of r, as the kernel prints it. */
-uint32_t render_proc_flags(const struct snapshot *s, const struct route *r,
-			   const struct route_nh *nh);
-
-/* Append the JSON object of route r (as `ip -j -6 route show` prints it) at time now_ms. */
-void render_json_route(const struct snapshot *s, const struct route *r, int64_t now_ms,
-		       struct strbuf *sb);
 
 /* Route i's object as pre-rendered in its segment, with a leading ','; empty for placeholder
  * rows. Its "expires" is frozen at snapshot time, so routes

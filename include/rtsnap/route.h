@@ -102,6 +102,12 @@ struct route_link {
 	char name[16];
 };
 
+/* Nexthop i (0-based) of r. */
+static inline const struct route_nh *route_nh(const struct route *r, unsigned int i)
+{
+	return r->nh_count > 1 ? &r->nhs[i] : &r->nh;
+}
+
 /*
  * Whether r has the shape of a route the kernel learned from a router advertisement
  * (RTF_ADDRCONF, which netlink does not report): protocol ra, one nexthop, no nexthop object,

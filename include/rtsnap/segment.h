@@ -21,13 +21,16 @@
 
 #define SEGMENT_MAX 256
 
-struct snapshot;
+struct route_ctx;
 
-/* A record to build from: r, with its hops (nh_count > 1) and metrics (or NULL). */
+/* A record to build from: r, with its hops (nh_count > 1) and metrics (or NULL); src >= 0:
+ * the record is unchanged since it was record src of the segment `prev` given to
+ * segment_build(), whose text it reuses; -1: render it. */
 struct segment_in {
 	const struct route *r;
 	const struct route_nh *nhs;
 	const struct route_metrics *m;
+	int32_t src;
 };
 
 /* A count by key: (protocol << 8 | type) for kinds, ifindex for devices. Sorted by key. */
@@ -63,14 +66,17 @@ struct segment {
 
 /*
  * Collector thread (or any single builder). Copy n records of table `table` (n <= SEGMENT_MAX,
- * kernel order) and render them in the context of ctx (its links, nexthop objects and names,
- * which must be set). 0 with *out holding one reference, or -ENOMEM.
+ * kernel order) and render them in context ctx (sorted, see routectx.h), except those that
+ * name their record in prev (rendered in the same context), whose bytes are copied: a
+ * segment that changed in one route costs one route's rendering. prev may be NULL. 0 with
+ * *out holding one reference, or -ENOMEM.
  */
-int segment_build(const struct snapshot *ctx, uint32_t table, const struct segment_in *in,
-		  uint32_t n, struct segment **out) __attribute__((warn_unused_result));
+int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segment_in *in,
+		  uint32_t n, const struct segment *prev, struct segment **out)
+    __attribute__((warn_unused_result));
 
 /* The lone placeholder row of a table (the kernel's root null entry), rendered in ctx. */
-int segment_placeholder(const struct snapshot *ctx, uint32_t table, struct segment **out)
+int segment_placeholder(const struct route_ctx *ctx, uint32_t table, struct segment **out)
     __attribute__((warn_unused_result));
 
 /* Any thread. Take / drop a reference; NULL is fine for put. */

@@ -17,11 +17,11 @@
 #include <stdint.h>
 #include <time.h>
 #include "rtsnap/route.h"
+#include "rtsnap/routectx.h"
 #include "rtsnap/segment.h"
 
 struct metrics_view; /* render_metrics.c */
 struct lookup_index; /* index.c */
-struct names;	     /* names.c */
 
 /*
  * One routing table: records [first, first + count) of the snapshot (global record indexes,
@@ -58,12 +58,9 @@ struct snapshot {
 	size_t segs_built;   /* segments built for this snapshot rather than shared */
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
-	struct route_link *links; /* sorted by ifindex after finish */
-	size_t nlinks, links_cap;
-	struct route_nhobj *nhobjs; /* nexthop objects, sorted by id after finish */
-	size_t nnhobjs, nhobjs_cap;
-
-	struct names *names; /* iproute2 names, loaded by the collector before finish; owned */
+	/* interfaces, nexthop objects (sorted after snapshot_prepare) and iproute2 names (loaded
+	 * by the collector before finish; owned): what the routes were rendered with */
+	struct route_ctx ctx;
 	/* set before finish: routes were added grouped by table in kernel table order, every
 	 * table included (an empty one as a lone record with .placeholder set) */
 	int ordered_tables;
@@ -73,8 +70,12 @@ struct snapshot {
 	uint32_t *expiring;
 	size_t nexpiring;
 
+	/* views built on the sealed snapshot by the layers above (compose.c: index.c,
+	 * render_metrics.c), freed through free_views so that this module depends on none */
 	struct metrics_view *metrics_view;
 	struct lookup_index *lookup;
+	void (*free_views)(struct snapshot *s);
+	size_t views_bytes;
 
 	/* lifetime; see snapshot.c */
 	long refs;
@@ -132,11 +133,12 @@ const struct route *snapshot_route(const struct snapshot *s, size_t i);
 const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, uint32_t *pos);
 
 /*
- * Collector thread. Seal: split into tables, add placeholder rows, build indexes and render
- * every view. After this returns 0 the snapshot is immutable. On error the snapshot is only
- * fit for snapshot_free().
+ * Collector thread. Seal: cut the records added one by one into segments (tables and
+ * placeholder rows), then the record offsets, tables and expiring index. The views (lookup
+ * index, /metrics) are built on top by snapshot_finish() (compose.h). On error the snapshot
+ * is only fit for snapshot_free().
  */
-int snapshot_finish(struct snapshot *s) __attribute__((warn_unused_result));
+int snapshot_seal(struct snapshot *s) __attribute__((warn_unused_result));
 
 /* Free a snapshot that was never published (half-built is fine, NULL is fine). */
 void snapshot_free(struct snapshot *s);
@@ -157,21 +159,30 @@ void snapshot_release(struct snapshot *s);
 void snapshot_shutdown(void);
 
 /* Interface name for ifindex in s ("" when unknown). Never NULL. */
-const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex);
+static inline const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex)
+{
+	return route_ctx_link_name(&s->ctx, ifindex);
+}
 /* Interface record for ifindex, or NULL. */
-const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex);
+static inline const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex)
+{
+	return route_ctx_link(&s->ctx, ifindex);
+}
 /* Any thread. Position in s->expiring of the first route whose deadline is after t_ms (so
  * the routes before it are due at t_ms); s->nexpiring if none. O(log expiring). */
 size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms);
 
 /* Nexthop object id, or NULL. */
-const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id);
+static inline const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
+{
+	return route_ctx_nhobj(&s->ctx, id);
+}
 /* Nexthop i (0-based) of route r. */
 static inline const struct route_nh *snapshot_route_nh(const struct snapshot *s,
 						       const struct route *r, unsigned int i)
 {
 	(void)s;
-	return r->nh_count > 1 ? &r->nhs[i] : &r->nh;
+	return route_nh(r, i);
 }
 /* The metrics of r, or NULL. */
 static inline const struct route_metrics *snapshot_route_metrics(const struct snapshot *s,

@@ -110,6 +110,7 @@ struct rtsnap_stats {
 					  --max-pinned-bytes (http_pin.c) */
 	/* process */
 	int64_t start_time_real_s;
+	uint64_t interval_s; /* the collector's --interval (set once at its start) */
 };
 
 extern struct rtsnap_stats g_stats;
@@ -119,6 +120,10 @@ extern struct rtsnap_stats g_stats;
 #define stats_add(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
 #define stats_set(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
 #define stats_get(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/* Any thread: true while the current snapshot is fresh: the last collection succeeded, and
+ * recently enough for the collector's interval. */
+int stats_is_fresh(void);
 
 /* Names for labels. */
 const char *stats_trigger_name(enum collector_trigger t);

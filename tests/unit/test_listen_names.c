@@ -42,8 +42,20 @@ static void test_listen_forms(void **state)
 static void test_listen_rejects(void **state)
 {
 	static const char *const bad[] = {
-		"", ":", "[::1]", "[::1]:", "[::1]:65536", "[::1]:-1", "[::1]:80x", "::1:80",
-		"[nothost]:80", "300.1.1.1:80", "host", "unix:", "[::1:80", "127.0.0.1:99999999999",
+		"",
+		":",
+		"[::1]",
+		"[::1]:",
+		"[::1]:65536",
+		"[::1]:-1",
+		"[::1]:80x",
+		"::1:80",
+		"[nothost]:80",
+		"300.1.1.1:80",
+		"host",
+		"unix:",
+		"[::1:80",
+		"127.0.0.1:99999999999",
 	};
 	struct sockaddr_storage ss;
 	unsigned int len;

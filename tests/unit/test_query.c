@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/compose.h"
 #include "rtsnap/names.h"
 #include "rtsnap/query.h"
 
@@ -247,7 +248,7 @@ static struct snapshot *sample(void)
 
 	assert_int_equal(snapshot_new(&s), 0);
 	s->taken_mono_ms = T0;
-	assert_int_equal(names_load("/nonexistent", &s->names), 0);
+	assert_int_equal(names_load("/nonexistent", &s->ctx.names), 0);
 	assert_int_equal(snapshot_add_link(s, &l1), 0);
 	assert_int_equal(snapshot_add_link(s, &l2), 0);
 	assert_int_equal(snapshot_add_link(s, &l3), 0);
@@ -522,28 +523,31 @@ static void test_lookup(void **state)
 	(void)state;
 	query_lookup_init(&lq);
 	assert_int_equal(
-	    query_lookup_parse_arg(&lq, s->names, "addr", "2001:db8:1::5", err, sizeof(err)), 0);
+	    query_lookup_parse_arg(&lq, s->ctx.names, "addr", "2001:db8:1::5", err, sizeof(err)),
+	    0);
 	assert_int_equal(query_lookup(s, &lq, T0), 2);
 	/* after its deadline the /128 is skipped (fib6_check_expired), the /64 wins */
 	assert_int_equal(query_lookup(s, &lq, T0 + 100000), 3);
 	assert_int_equal(
-	    query_lookup_parse_arg(&lq, s->names, "addr", "2001:db8:2::1", err, sizeof(err)), 0);
+	    query_lookup_parse_arg(&lq, s->ctx.names, "addr", "2001:db8:2::1", err, sizeof(err)),
+	    0);
 	assert_int_equal(query_lookup(s, &lq, T0), 5); /* the unreachable route itself */
 	assert_int_equal(
-	    query_lookup_parse_arg(&lq, s->names, "addr", "2001:db8:ffff::1", err, sizeof(err)), 0);
+	    query_lookup_parse_arg(&lq, s->ctx.names, "addr", "2001:db8:ffff::1", err, sizeof(err)),
+	    0);
 	assert_int_equal(query_lookup(s, &lq, T0), 7); /* the /32 is overdue: default */
-	assert_int_equal(query_lookup_parse_arg(&lq, s->names, "table", "local", err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    query_lookup_parse_arg(&lq, s->ctx.names, "table", "local", err, sizeof(err)), 0);
 	assert_int_equal(query_lookup(s, &lq, T0), -ENOENT);
-	assert_int_equal(query_lookup_parse_arg(&lq, s->names, "table", "all", err, sizeof(err)),
+	assert_int_equal(
+	    query_lookup_parse_arg(&lq, s->ctx.names, "table", "all", err, sizeof(err)), -EINVAL);
+	assert_int_equal(
+	    query_lookup_parse_arg(&lq, s->ctx.names, "addr", "2001:db8::/64", err, sizeof(err)),
+	    -EINVAL);
+	assert_int_equal(query_lookup_parse_arg(&lq, s->ctx.names, "from", "x", err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(
-	    query_lookup_parse_arg(&lq, s->names, "addr", "2001:db8::/64", err, sizeof(err)),
-	    -EINVAL);
-	assert_int_equal(query_lookup_parse_arg(&lq, s->names, "from", "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(query_lookup_parse_arg(&lq, s->names, "prefix", "::", err, sizeof(err)),
-			 -EINVAL);
+	    query_lookup_parse_arg(&lq, s->ctx.names, "prefix", "::", err, sizeof(err)), -EINVAL);
 	query_render_route(s, 2, T0 + 2000, &sb);
 	strbuf_putc(&sb, 0);
 	assert_string_equal(sb.buf, "{\"dst\":\"2001:db8:1::5\",\"dev\":\"eth1\",\"metric\":1024,"

@@ -21,6 +21,7 @@
 #include <zlib.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/compose.h"
 #include "rtsnap/names.h"
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/snapshot.h"
@@ -118,7 +119,7 @@ static struct snapshot *make(void)
 	add(s, mkroute(RT_TABLE_MAIN, "2001:db8:8::", 64, RTPROT_BOOT, RTN_UNICAST, 9, NULL, 1024));
 
 	add(s, mkroute(RT_TABLE_LOCAL, "2001:db8:1::1", 128, RTPROT_KERNEL, RTN_LOCAL, 2, NULL, 0));
-	assert_int_equal(names_load(s_names_dir, &s->names), 0);
+	assert_int_equal(names_load(s_names_dir, &s->ctx.names), 0);
 	assert_int_equal(snapshot_finish(s), 0);
 	s->generation = 42; /* snapshot_publish() would assign it */
 	return s;

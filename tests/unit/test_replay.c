@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/compose.h"
 #include "rtsnap/names.h"
 #include "rtsnap/nlparse.h"
 #include "rtsnap/render.h"
@@ -116,7 +117,7 @@ static struct snapshot *build(void)
 	assert_true(replay("links.nl", add_link, s) > 0);
 	assert_true(replay("routes.nl", add_route, s) > 0);
 	replay("prefix.nl", add_prefix, s);
-	assert_int_equal(names_load(NULL, &s->names), 0);
+	assert_int_equal(names_load(NULL, &s->ctx.names), 0);
 	assert_int_equal(snapshot_finish(s), 0);
 	return s;
 }
@@ -247,7 +248,7 @@ static void render_one(void)
 	assert_int_equal(snapshot_add_route(s, &s_pr.r, s_pr.nhs, s_pr.r.nh_count,
 					    s_pr.has_metrics ? &s_pr.m : NULL),
 			 0);
-	assert_int_equal(names_load(NULL, &s->names), 0);
+	assert_int_equal(names_load(NULL, &s->ctx.names), 0);
 	assert_int_equal(snapshot_finish(s), 0);
 	render_all(s, &all);
 	strbuf_free(&all);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/compose.h"
 #include "rtsnap/render.h"
 #include "rtsnap/snapshot.h"
 
