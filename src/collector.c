@@ -12,7 +12,9 @@
  *     publication per --debounce-ms, and never spending more than about half its time
  *     building). Where the kernel changes state without a message for it, it runs the
  *     smallest dump that restores the truth (by device, by table, nexthop objects, prefix
- *     marks), counted by reason.
+ *     marks), counted by reason. Router advertisements refresh what they taught without a
+ *     message unless they carry a prefix or user option: the devices of RA-learned routes
+ *     are also re-read every --ra-refresh seconds.
  *   - A full dump (resync) runs at start, every --interval, on SIGHUP and after ENOBUFS. It
  *     is compared with the mirror (differences are logged and counted as drift) and adopted
  *     only when nothing changed while it ran: IPv6 dumps are never flagged NLM_F_DUMP_INTR
@@ -74,7 +76,11 @@ struct coll {
 	size_t noifs, oifs_cap;
 	uint32_t *aoifs; /* devices whose address or RA prefix changed: routes' lifetimes */
 	size_t naoifs, aoifs_cap;
-	uint32_t *probes; /* tables named by rules */
+	uint32_t *roifs;	  /* (table or 0, device) pairs an RA may have changed silently */
+	size_t nroifs, roifs_cap; /* pairs */
+	int64_t next_ra_ms;	  /* next periodic re-read of RA-learned routes (0: off) */
+	int64_t ra_round_ms;	  /* how long the last re-read of them took */
+	uint32_t *probes;	  /* tables named by rules */
 	size_t nprobes, probes_cap;
 	int want_prefix, want_nexthops, want_groups;
 
@@ -113,6 +119,34 @@ static int push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 	}
 	(*arr)[(*n)++] = v;
 	return 0;
+}
+
+/* Add the pair (table, ifindex) to *arr (n pairs) unless it is there. 0 or -ENOMEM. */
+static int push_pair(uint32_t **arr, size_t *n, size_t *cap, uint32_t table, uint32_t ifindex)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*arr)[2 * i] == table && (*arr)[2 * i + 1] == ifindex)
+			return 0;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		uint32_t *p = realloc(*arr, ncap * 2 * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = ncap;
+	}
+	(*arr)[2 * *n] = table;
+	(*arr)[2 * *n + 1] = ifindex;
+	(*n)++;
+	return 0;
+}
+
+/* An RA may have changed the routes of this device (in this table, 0: any) silently. */
+static void want_ra(struct coll *c, uint32_t table, uint32_t ifindex)
+{
+	if (ifindex && push_pair(&c->roifs, &c->nroifs, &c->roifs_cap, table, ifindex))
+		stats_inc(g_stats.errors[CERR_NOMEM]);
 }
 
 static void mark_dirty(struct coll *c)
@@ -195,7 +229,7 @@ static int on_prefix(const struct nlmsghdr *nlh, void *arg)
 
 	if (nlh->nlmsg_type != RTM_NEWROUTE)
 		return 0;
-	ret = nlparse_prefix_key(nlh, &k);
+	ret = nlparse_prefix_key(nlh, x->pr, &k);
 	if (ret <= 0)
 		return ret;
 	x->marks += (uint32_t)mirror_mark_prefix(x->m, &k);
@@ -378,6 +412,10 @@ static void apply_route(struct coll *c, const struct nlmsghdr *nlh)
 		if (r->protocol == RTPROT_KERNEL && r->type == RTN_UNICAST && r->nh_count == 1 &&
 		    !r->nh.has_gw && r->dst_len && !r->src_len)
 			c->want_prefix = 1;
+		/* a route-information route is announced before the RA sets its lifetime, and
+		 * the rest of that RA (hop limit, other routes) changes things silently */
+		if (route_ra_shape(r))
+			want_ra(c, r->table, r->nh.ifindex);
 	} else {
 		uint32_t unknown = c->delta.unknown;
 
@@ -514,6 +552,19 @@ static void apply_message(struct coll *c, const struct nlmsghdr *nlh)
 			stats_inc(g_stats.errors[CERR_NOMEM]);
 		break;
 	}
+	case RTM_NEWNDUSEROPT: {
+		const struct nduseroptmsg *u = NLMSG_DATA(nlh);
+
+		/* an RA with RDNSS, DNSSL, prefix, ... options: it refreshed what it taught */
+		stats_inc(g_stats.notify_applied[NOTIFY_ND_USEROPT]);
+		if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*u))) {
+			stats_inc(g_stats.malformed);
+			return;
+		}
+		if (u->nduseropt_family == AF_INET6 && u->nduseropt_ifindex > 0)
+			want_ra(c, 0, (uint32_t)u->nduseropt_ifindex);
+		break;
+	}
 	case RTM_NEWADDR:
 	case RTM_DELADDR: {
 		const struct ifaddrmsg *ifa = NLMSG_DATA(nlh);
@@ -612,10 +663,10 @@ static void run_targeted(struct coll *c)
 	uint32_t before = c->delta.added + c->delta.removed + c->delta.changed;
 	int ret, dirty = c->want_nexthops; /* objects were cleared and re-read */
 
-	if (!c->noifs && !c->naoifs && !c->nprobes && !c->want_prefix && !c->want_nexthops &&
-	    !c->want_groups)
+	if (!c->noifs && !c->naoifs && !c->nroifs && !c->nprobes && !c->want_prefix &&
+	    !c->want_nexthops && !c->want_groups)
 		return;
-	if (c->noifs || c->naoifs || c->nprobes || c->want_groups) {
+	if (c->noifs || c->naoifs || c->nroifs || c->nprobes || c->want_groups) {
 		ret = nlconn_open(&strict, NLCONN_STRICT);
 		if (ret) {
 			log_warn("targeted dumps: no strict socket: %s", strerror(-ret));
@@ -647,6 +698,27 @@ static void run_targeted(struct coll *c)
 		x.now_ms = snapshot_now_ms();
 		ret = dump_filtered(&strict, 0, c->aoifs[i], &x);
 		targeted_done(TDUMP_ADDR, ret == -ENODEV ? 0 : ret);
+	}
+	if (c->nroifs) {
+		int64_t t0 = snapshot_now_ms();
+
+		for (size_t i = 0; i < c->nroifs; i++) {
+			uint32_t table = c->roifs[2 * i], oif = c->roifs[2 * i + 1];
+			int dup = 0;
+
+			for (size_t k = 0; k < c->noifs && !dup; k++)
+				dup = c->oifs[k] == oif; /* dumped above already, every table */
+			for (size_t k = 0; k < c->naoifs && !dup; k++)
+				dup = c->aoifs[k] == oif;
+			for (size_t k = 0; k < i && !dup; k++)
+				dup = c->roifs[2 * k] == 0 && c->roifs[2 * k + 1] == oif;
+			if (dup)
+				continue;
+			x.now_ms = snapshot_now_ms();
+			ret = dump_filtered(&strict, table, oif, &x);
+			targeted_done(TDUMP_RA, ret == -ENODEV || ret == -ENOENT ? 0 : ret);
+		}
+		c->ra_round_ms = snapshot_now_ms() - t0;
 	}
 	for (size_t i = 0; i < c->nprobes; i++) {
 		x.now_ms = snapshot_now_ms();
@@ -680,8 +752,31 @@ static void run_targeted(struct coll *c)
 		mark_dirty(c);
 out:
 	nlconn_close(&strict);
-	c->noifs = c->naoifs = c->nprobes = 0;
+	c->noifs = c->naoifs = c->nroifs = c->nprobes = 0;
 	c->want_prefix = c->want_nexthops = c->want_groups = 0;
+}
+
+/*
+ * The periodic re-read of routes learned from RAs: an RA that carries no prefix and no user
+ * option (RDNSS, DNSSL, ...) refreshes their lifetimes, hop limit and route-information
+ * preferences without any message. Queues their (table, device) pairs for run_targeted();
+ * the next round comes --ra-refresh seconds later, or 20 times the last round's duration if
+ * that is longer (so a large table costs at most about 5 % of the collector's time).
+ */
+static void ra_refresh(struct coll *c)
+{
+	uint32_t *pairs = NULL;
+	long n = mirror_ra_links(c->m, &pairs);
+	int64_t period = (int64_t)s_opts.ra_refresh_s * 1000;
+
+	for (long i = 0; i < n; i++)
+		want_ra(c, pairs[2 * i], pairs[2 * i + 1]);
+	if (n < 0)
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+	free(pairs);
+	if (period < 20 * c->ra_round_ms)
+		period = 20 * c->ra_round_ms;
+	c->next_ra_ms = snapshot_now_ms() + period;
 }
 
 /* ---- resync ---- */
@@ -777,7 +872,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 	mirror_free(c->m);
 	c->m = d;
 	c->m_valid = trusted;
-	c->noifs = c->naoifs = c->nprobes = 0;
+	c->noifs = c->naoifs = c->nroifs = c->nprobes = 0;
 	c->want_prefix = c->want_nexthops = c->want_groups = 0;
 	if (trusted) {
 		c->resync_backoff_ms = 0;
@@ -902,6 +997,8 @@ static void *collector_main(void *arg)
 			wake = c->resync_at;
 		if (c->dirty && publish_at(c) < wake)
 			wake = publish_at(c);
+		if (c->next_ra_ms && c->next_ra_ms < wake)
+			wake = c->next_ra_ms;
 		if (segment_reclaim_pending() && wake > now + 1100)
 			wake = now + 1100; /* freed segment memory to give back once idle */
 		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
@@ -918,6 +1015,8 @@ static void *collector_main(void *arg)
 			break;
 		if (pfd[1].revents & (POLLIN | POLLERR))
 			empty = drain(c, DRAIN_BUDGET_MS);
+		if (c->next_ra_ms && snapshot_now_ms() >= c->next_ra_ms)
+			ra_refresh(c);
 		if (empty)
 			run_targeted(c);
 		now = snapshot_now_ms();
@@ -951,7 +1050,7 @@ static int coll_open(struct coll *c)
 	memset(c, 0, sizeof(*c));
 	c->dump.fd = c->notify.fd = -1;
 	c->resync_why = TRIGGER__COUNT;
-	c->pr = malloc(sizeof(*c->pr)); /* ~25 KiB: not on the stack */
+	c->pr = malloc(sizeof(*c->pr)); /* about 400 KiB: not on the stack */
 	if (!c->pr)
 		return -ENOMEM;
 	ret = nlconn_open(&c->notify, NLCONN_NOTIFY);
@@ -968,6 +1067,7 @@ static void coll_close(struct coll *c)
 	free(c->pr);
 	free(c->oifs);
 	free(c->aoifs);
+	free(c->roifs);
 	free(c->probes);
 	memset(c, 0, sizeof(*c));
 	c->dump.fd = c->notify.fd = -1;
@@ -1041,6 +1141,8 @@ int collector_start(const struct collector_opts *o)
 	}
 	c->next_interval_ms =
 	    s_opts.interval_s ? snapshot_now_ms() + (int64_t)s_opts.interval_s * 1000 : 0;
+	c->next_ra_ms =
+	    s_opts.ra_refresh_s ? snapshot_now_ms() + (int64_t)s_opts.ra_refresh_s * 1000 : 0;
 	stats_set(g_stats.interval_s, s_opts.interval_s);
 	ret = pthread_create(&s_thread, NULL, collector_main, c);
 	if (ret) {

@@ -74,6 +74,9 @@ static void usage(FILE *f)
 	       "                          (repeatable; default [::1]:9816)\n"
 	       "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
 	       "      --debounce-ms MS    publish MS after a change (default 10)\n"
+	       "      --ra-refresh SECONDS  re-read routes learned from router advertisements\n"
+	       "                          this often, since an RA refreshes them silently\n"
+	       "                          (default 30; 0 = only when an RA announces itself)\n"
 	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
 	       "                          that following a burst never slows the kernel's writers\n"
 	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
@@ -231,6 +234,7 @@ int main(int argc, char **argv)
 		OPT_MAX_PINNED,
 		OPT_COLLECTOR_NICE,
 		OPT_WEB_CONFIG,
+		OPT_RA_REFRESH,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -240,6 +244,7 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
+		{ "ra-refresh", required_argument, NULL, OPT_RA_REFRESH },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
@@ -262,7 +267,9 @@ int main(int argc, char **argv)
 	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
 	unsigned long long max_pinned = 0;
 	unsigned int pinned_factor = HTTP_PIN_FACTOR;
-	struct collector_opts copts = { .interval_s = 300, .debounce_ms = 10, .nice = 10 };
+	struct collector_opts copts = {
+		.interval_s = 300, .debounce_ms = 10, .nice = 10, .ra_refresh_s = 30
+	};
 	const char *format = NULL, *proc_file = NULL, *web_config = NULL;
 	struct webconfig *web = NULL;
 	int once = 0, c, lvl, ret;
@@ -287,6 +294,12 @@ int main(int argc, char **argv)
 		case OPT_DEBOUNCE:
 			if (parse_uint(optarg, 60000, &copts.debounce_ms)) {
 				fprintf(stderr, "rtsnapd: bad --debounce-ms '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_RA_REFRESH:
+			if (parse_uint(optarg, 86400, &copts.ra_refresh_s)) {
+				fprintf(stderr, "rtsnapd: bad --ra-refresh '%s'\n", optarg);
 				return 2;
 			}
 			break;

@@ -3,7 +3,8 @@
  * mirror.c - the collector's model of the kernel's IPv6 tables (see mirror.h).
  *
  * Ownership: everything here belongs to the collector thread. A record owns its multipath
- * nexthops and its metrics (one malloc each, NULL when absent); a chunk owns its records; a
+ * nexthops, its metrics and its hops' encapsulations (one malloc each, NULL when absent:
+ * mencaps_dup()); a chunk owns its records; a
  * table owns its chunks; the mirror owns its tables, links and nexthop objects. Snapshots
  * copy what they need (mirror_snapshot), so a mirror can change or be freed while any number
  * of snapshots built from it are being read.
@@ -42,7 +43,14 @@ struct mroute {
 	struct route r;		 /* r.nhs and r.metrics unused (NULL) */
 	struct route_nh *nhs;	 /* nh_count > 1: the hops; else NULL */
 	struct route_metrics *m; /* RTA_METRICS, or NULL */
+	struct mencaps *enc;	 /* what r.nh.encap and nhs[].encap point into, or NULL */
 	int32_t src; /* its index in the chunk's prev segment while unchanged since; else -1 */
+};
+
+/* One record's encapsulations in one block (a hop dropped from a group leaves its bytes). */
+struct mencaps {
+	size_t len;
+	unsigned char b[] __attribute__((aligned(8)));
 };
 
 /* Records in kernel order; seg is the immutable copy published last (segment.h), shared by
@@ -144,6 +152,36 @@ int mirror_new(struct mirror **out)
 	return 0;
 }
 
+/*
+ * Copy the encapsulations of r (and of its hops nhs, already the record's own array) into a
+ * new block and point r and nhs at the copies. *out is the block, NULL when there are none.
+ * 0 or -ENOMEM.
+ */
+static int mencaps_dup(struct mirror *m, struct route *r, struct route_nh *nhs,
+		       struct mencaps **out)
+{
+	size_t n = route_encaps_size(r, nhs);
+	struct mencaps *b = NULL;
+
+	if (n) {
+		b = malloc(sizeof(*b) + n);
+		if (!b)
+			return -ENOMEM;
+		b->len = n;
+		m->extra_bytes += sizeof(*b) + n;
+	}
+	route_encaps_copy(r, nhs, b ? b->b : NULL);
+	*out = b;
+	return 0;
+}
+
+static void mencaps_free(struct mirror *m, struct mencaps *b)
+{
+	if (b)
+		m->extra_bytes -= sizeof(*b) + b->len;
+	free(b);
+}
+
 static void mroute_clear(struct mirror *m, struct mroute *e)
 {
 	if (e->nhs)
@@ -152,8 +190,10 @@ static void mroute_clear(struct mirror *m, struct mroute *e)
 		m->extra_bytes -= sizeof(*e->m);
 	free(e->nhs);
 	free(e->m);
+	mencaps_free(m, e->enc);
 	e->nhs = NULL;
 	e->m = NULL;
+	e->enc = NULL;
 }
 
 void mirror_free(struct mirror *m)
@@ -185,6 +225,8 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 {
 	struct route_nh *n = NULL;
 	struct route_metrics *mm = NULL;
+	struct mencaps *enc = NULL;
+	struct route rr = *r;
 
 	if (r->nh_count > 1) {
 		n = malloc(r->nh_count * sizeof(*n));
@@ -200,12 +242,19 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 		}
 		*mm = *met;
 	}
+	/* before e is cleared: what r points to may be e's own */
+	if (mencaps_dup(m, &rr, n, &enc)) {
+		free(n);
+		free(mm);
+		return -ENOMEM;
+	}
 	mroute_clear(m, e);
-	e->r = *r;
+	e->r = rr;
 	e->r.nhs = NULL;
 	e->r.metrics = NULL;
 	e->nhs = n;
 	e->m = mm;
+	e->enc = enc;
 	if (n)
 		m->extra_bytes += r->nh_count * sizeof(*n);
 	if (mm)
@@ -218,16 +267,25 @@ static const struct route_nh *mroute_nh(const struct mroute *e, unsigned int i)
 	return e->r.nh_count > 1 ? &e->nhs[i] : &e->r.nh;
 }
 
+/* The same nexthop for the kernel (rt6_duplicate_nexthop): device, gateway, encapsulation. */
 static int hop_same(const struct route_nh *a, const struct route_nh *b)
 {
 	return a->ifindex == b->ifindex && a->has_gw == b->has_gw &&
-	       (!a->has_gw || !memcmp(a->gw, b->gw, 16));
+	       (!a->has_gw || !memcmp(a->gw, b->gw, 16)) && route_encap_equal(a->encap, b->encap);
+}
+
+static const struct route_link *link_of(const struct mirror *m, uint32_t ifindex);
+
+/* Whether r can be a route the kernel learned from an RA (route.h). */
+static int ra_learned(const struct mirror *m, const struct route *r)
+{
+	return route_ra_shape(r) && route_ra_candidate(r, link_of(m, r->nh.ifindex));
 }
 
 /* rt6_qualify_for_ecmp(): a gateway, no nexthop object, not learned from an RA. */
-static int ecmp_able(const struct route *r)
+static int ecmp_able(const struct mirror *m, const struct route *r)
 {
-	if (r->nhid || route_ra_candidate(r) || r->nh_count == 0)
+	if (r->nhid || ra_learned(m, r) || r->nh_count == 0)
 		return 0;
 	return r->nh_count > 1 || r->nh.has_gw;
 }
@@ -242,7 +300,7 @@ static int shares_hop(const struct mroute *e, const struct nlparse_route *pr)
 	return 0;
 }
 
-/* Same route for the kernel (rt6_duplicate_nexthop): same object, or same device and gateway. */
+/* Same route for the kernel (rt6_duplicate_nexthop): same object, or the same hop. */
 static int entry_same(const struct route *a, const struct route *b)
 {
 	if (a->nhid || b->nhid)
@@ -621,7 +679,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	const struct route *r = &pr->r;
 	struct mtable *t = table_get(m, r->table, 1);
 	struct mpos lo, hi, p, pick = { UINT32_MAX, 0 }, fallback = { UINT32_MAX, 0 };
-	int ecmp = ecmp_able(r), ret;
+	int ecmp = ecmp_able(m, r), ret;
 
 	if (!t)
 		return -ENOMEM;
@@ -629,9 +687,9 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	if (nlflags & NLM_F_REPLACE) {
 		/* routes the kernel updates in place announce themselves with NLM_F_REPLACE too
 		 * (nexthop object replaced, RA preference changed): those are found by identity */
-		int inplace = route_ra_candidate(r) ||
-			      (r->nhid && m->reannounce_id &&
-			       (r->nhid == m->reannounce_id || is_group_id(m, r->nhid)));
+		int inplace =
+		    ra_learned(m, r) || (r->nhid && m->reannounce_id &&
+					 (r->nhid == m->reannounce_id || is_group_id(m, r->nhid)));
 
 		if (!(r->nhid && m->reannounce_id))
 			m->reannounce_id = 0;
@@ -642,7 +700,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 					break;
 				}
 		for (p = lo; pick.c == UINT32_MAX && !pos_eq(p, hi); p = pos_next(t, p)) {
-			if (ecmp_able(&at(t, p)->r) == ecmp)
+			if (ecmp_able(m, &at(t, p)->r) == ecmp)
 				pick = p;
 			else if (fallback.c == UINT32_MAX)
 				fallback = p;
@@ -687,7 +745,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		uint64_t fp0 = fingerprint(e);
 		int64_t exp0 = e->r.expires_ms;
 
-		if (ecmp && ecmp_able(&e->r)) {
+		if (ecmp && ecmp_able(m, &e->r)) {
 			e = at_w(t, p);
 			ret = merge_group(m, e, pr);
 			if (!ret)
@@ -851,6 +909,13 @@ int mirror_set_link(struct mirror *m, const struct route_link *l)
 	m->nlinks++;
 	m->ctx_epoch++;
 	return MIRROR_LINK_NEW;
+}
+
+static const struct route_link *link_of(const struct mirror *m, uint32_t ifindex)
+{
+	size_t i = link_pos(m, ifindex);
+
+	return i < m->nlinks && m->links[i].ifindex == ifindex ? &m->links[i] : NULL;
 }
 
 int mirror_link_has_nhobj(const struct mirror *m, uint32_t ifindex)
@@ -1050,6 +1115,40 @@ void mirror_del_nhobj(struct mirror *m, uint32_t id, struct mirror_delta *d)
 	remove_if(m, over_nhobj, id, d);
 }
 
+long mirror_ra_links(const struct mirror *m, uint32_t **out)
+{
+	uint32_t *p = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t ti = 0; ti < m->ntables; ti++) {
+		const struct mtable *t = &m->tables[ti];
+
+		for (uint32_t c = 0; c < t->nchunks; c++) {
+			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
+				const struct route *r = &t->chunks[c]->e[i].r;
+				size_t k;
+
+				if (!ra_learned(m, r))
+					continue;
+				for (k = 0; k < n; k++)
+					if (p[2 * k] == r->table && p[2 * k + 1] == r->nh.ifindex)
+						break;
+				if (k < n)
+					continue;
+				if (grow((void **)&p, &cap, n, 2 * sizeof(*p))) {
+					free(p);
+					return -ENOMEM;
+				}
+				p[2 * n] = r->table;
+				p[2 * n + 1] = r->nh.ifindex;
+				n++;
+			}
+		}
+	}
+	*out = p;
+	return (long)n;
+}
+
 /* ---- RTF_PREFIX_RT ---- */
 
 int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
@@ -1083,12 +1182,20 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
 /* ---- routes a dump cannot carry ---- */
 
 /* A dump message must fit the buffer of one dump batch (netlink_dump: up to 32 KiB with its
- * overhead); a route message is about 100 bytes plus 28 per gateway hop. */
+ * overhead); a route message is about 100 bytes plus 28 per gateway hop, plus a hop's
+ * encapsulation (RTA_ENCAP with its payload, RTA_ENCAP_TYPE: its blob's size and 8). */
 #define DUMP_MSG_MAX (32768 - 1024)
 
 static int oversized(const struct mroute *e)
 {
-	return e->r.nh_count > 1 && 160 + (size_t)e->r.nh_count * 28 > DUMP_MSG_MAX;
+	size_t sz = 160 + (size_t)e->r.nh_count * 28;
+
+	if (e->r.nh_count <= 1)
+		return 0;
+	for (unsigned int i = 0; i < e->r.nh_count && sz <= DUMP_MSG_MAX; i++)
+		if (e->nhs[i].encap)
+			sz += route_encap_size(e->nhs[i].encap) + 8;
+	return sz > DUMP_MSG_MAX;
 }
 
 int mirror_has_oversized(const struct mirror *m)
@@ -1274,6 +1381,18 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* A hop: its bytes with its encapsulation's in place of the pointer. */
+static uint64_t fnv_hop(uint64_t h, const struct route_nh *nh)
+{
+	struct route_nh k = *nh;
+
+	k.encap = NULL;
+	h = fnv(h, &k, sizeof(k));
+	if (nh->encap)
+		h = fnv(h, nh->encap, sizeof(*nh->encap) + nh->encap->len);
+	return h;
+}
+
 static uint64_t fingerprint(const struct mroute *e)
 {
 	struct route k = e->r;
@@ -1282,9 +1401,12 @@ static uint64_t fingerprint(const struct mroute *e)
 	k.expires_ms = e->r.expires_ms != 0; /* has a deadline, not where it is */
 	k.nhs = NULL;
 	k.metrics = NULL;
+	k.nh.encap = NULL;
 	h = fnv(h, &k, sizeof(k));
-	if (e->nhs)
-		h = fnv(h, e->nhs, e->r.nh_count * sizeof(*e->nhs));
+	if (e->r.nh_count == 1)
+		h = fnv_hop(h, &e->r.nh);
+	for (unsigned int i = 0; e->nhs && i < e->r.nh_count; i++)
+		h = fnv_hop(h, &e->nhs[i]);
 	if (e->m)
 		h = fnv(h, e->m, sizeof(*e->m));
 	h ^= h >> 29;

@@ -64,9 +64,9 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode)
 
 		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
-						RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
-						RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR, 0);
+		ret = nl_socket_add_memberships(
+		    c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
+		    RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR, RTNLGRP_ND_USEROPT, 0);
 		if (ret < 0) {
 			nlconn_close(c);
 			return -EIO;

@@ -106,7 +106,7 @@ uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
 		f |= RTF_EXPIRES;
 	if (r->pref != ROUTE_PREF_NONE)
 		f |= RTF_PREF(r->pref & 3);
-	if (route_ra_candidate(r)) {
+	if (route_ra_candidate(r, r->nh_count == 1 ? route_ctx_link(s, r->nh.ifindex) : NULL)) {
 		f |= RTF_ADDRCONF;
 		if (r->dst_len == 0)
 			f |= RTF_DEFAULT;

@@ -201,8 +201,8 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 {
 	struct scratch *x = scratch_get();
 	struct segment tmp, *g;
-	size_t nnh = 0, nmet = 0, hops = 0, at = sizeof(*g);
-	size_t o_routes, o_met, o_nh, o_poff, o_joff, o_exp, o_kinds, o_devs, o_proc, o_json;
+	size_t nnh = 0, nmet = 0, nenc = 0, hops = 0, at = sizeof(*g);
+	size_t o_routes, o_met, o_nh, o_enc, o_poff, o_joff, o_exp, o_kinds, o_devs, o_proc, o_json;
 	int64_t now = now_ms();
 	char *block;
 
@@ -217,6 +217,7 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 		if (in[i].m && in[i].m->mask)
 			nmet++;
 		hops += in[i].r->nh_count;
+		nenc += route_encaps_size(in[i].r, in[i].nhs);
 	}
 	if (hops > x->devs_cap) {
 		struct segment_count *d = realloc(x->devs, hops * sizeof(*d));
@@ -264,6 +265,7 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	o_routes = place(&at, n * sizeof(struct route), _Alignof(struct route));
 	o_met = place(&at, nmet * sizeof(struct route_metrics), _Alignof(struct route_metrics));
 	o_nh = place(&at, nnh * sizeof(struct route_nh), _Alignof(struct route_nh));
+	o_enc = place(&at, nenc, 8); /* the hops' encapsulations (4-byte aligned blobs) */
 	o_poff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
 	o_joff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
 	o_kinds =
@@ -300,9 +302,11 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	{
 		struct route_metrics *mp = (struct route_metrics *)(block + o_met);
 		struct route_nh *nhp = (struct route_nh *)(block + o_nh);
+		unsigned char *ep = (unsigned char *)block + o_enc;
 
 		for (uint32_t i = 0; i < n; i++) {
 			struct route *d = &g->routes[i];
+			struct route_nh *hops_copy = NULL;
 
 			*d = *in[i].r;
 			d->nhs = NULL;
@@ -310,7 +314,15 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 			if (d->nh_count > 1) {
 				memcpy(nhp, in[i].nhs, d->nh_count * sizeof(*nhp));
 				d->nhs = nhp;
+				hops_copy = nhp;
 				nhp += d->nh_count;
+			}
+			/* the hops (d->nh or the copies) point to the segment's copies */
+			{
+				size_t es = route_encaps_size(d, hops_copy);
+
+				route_encaps_copy(d, hops_copy, ep);
+				ep += es;
 			}
 			if (in[i].m && in[i].m->mask) {
 				*mp = *in[i].m;

@@ -132,10 +132,18 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 
 /* ---- records added one by one (snapshot_add_route), cut into segments by finish ---- */
 
-/* Staged records own their hops and metrics (malloc()ed copies, freed by stage_free). */
+/* Staged records own their hops and metrics (malloc()ed copies, freed by stage_free); their
+ * hops' encapsulations are copied into blocks of the stage that never move (stage_encaps). */
+struct stage_encaps {
+	struct stage_encaps *next;
+	size_t used, cap;
+	unsigned char b[] __attribute__((aligned(8)));
+};
+
 struct snapshot_stage {
 	struct route *routes;
 	size_t n, cap;
+	struct stage_encaps *enc;
 	uint32_t *empty; /* tables that exist without routes (see build_tables) */
 	size_t nempty, empty_cap;
 	struct prefix_key *pk; /* RTF_PREFIX_RT routes seen in the second dump */
@@ -149,6 +157,32 @@ static struct snapshot_stage *stage_of(struct snapshot *s)
 	return s->stage;
 }
 
+#define STAGE_ENCAPS_BLOCK 65536
+
+/* Copy the encapsulations of record d (its hops nhs, for multipath) into the stage and point
+ * d's hops at them. 0 or -ENOMEM. */
+static int stage_encaps(struct snapshot_stage *st, struct route *d, struct route_nh *nhs)
+{
+	size_t n = route_encaps_size(d, nhs);
+	struct stage_encaps *b = st->enc;
+
+	if (n && (!b || b->cap - b->used < n)) {
+		size_t cap = n > STAGE_ENCAPS_BLOCK ? n : STAGE_ENCAPS_BLOCK;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return -ENOMEM;
+		b->next = st->enc;
+		b->used = 0;
+		b->cap = cap;
+		st->enc = b;
+	}
+	route_encaps_copy(d, nhs, n ? b->b + b->used : NULL);
+	if (n)
+		b->used += n;
+	return 0;
+}
+
 static void stage_free(struct snapshot_stage *st)
 {
 	if (!st)
@@ -156,6 +190,12 @@ static void stage_free(struct snapshot_stage *st)
 	for (size_t i = 0; i < st->n; i++) {
 		free((void *)st->routes[i].nhs);
 		free((void *)st->routes[i].metrics);
+	}
+	while (st->enc) {
+		struct stage_encaps *b = st->enc;
+
+		st->enc = b->next;
+		free(b);
 	}
 	free(st->routes);
 	free(st->empty);
@@ -189,8 +229,14 @@ int snapshot_add_route(struct snapshot *s, const struct route *r, const struct r
 		}
 		*mm = *m;
 	}
-	d = &st->routes[st->n++];
+	d = &st->routes[st->n];
 	*d = *r;
+	if (stage_encaps(st, d, n)) {
+		free(n);
+		free(mm);
+		return -ENOMEM;
+	}
+	st->n++;
 	d->nhs = n;
 	d->metrics = mm;
 	return 0;

@@ -64,7 +64,8 @@ void stats_observe_latency(double seconds)
 const char *stats_notify_name(enum notify_kind k)
 {
 	static const char *const names[NOTIFY__COUNT] = {
-		"route_new", "route_del", "link", "nexthop", "rule", "prefix", "address",
+		"route_new", "route_del", "link",    "nexthop",
+		"rule",	     "prefix",	  "address", "nd_useropt",
 	};
 	return (unsigned int)k < NOTIFY__COUNT ? names[k] : "unknown";
 }
@@ -72,7 +73,7 @@ const char *stats_notify_name(enum notify_kind k)
 const char *stats_tdump_name(enum tdump_reason r)
 {
 	static const char *const names[TDUMP__COUNT] = {
-		"link", "rule", "prefix", "nexthop", "group", "address",
+		"link", "rule", "prefix", "nexthop", "group", "address", "ra",
 	};
 	return (unsigned int)r < TDUMP__COUNT ? names[r] : "unknown";
 }

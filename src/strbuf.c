@@ -88,10 +88,31 @@ void strbuf_json_escape(struct strbuf *sb, const char *s)
 	static const char hex[] = "0123456789abcdef";
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
+		const char *short_esc = NULL;
+
+		switch (*p) { /* the escapes iproute2's json_writer uses */
+		case '\b':
+			short_esc = "\\b";
+			break;
+		case '\t':
+			short_esc = "\\t";
+			break;
+		case '\n':
+			short_esc = "\\n";
+			break;
+		case '\f':
+			short_esc = "\\f";
+			break;
+		case '\r':
+			short_esc = "\\r";
+			break;
+		}
+		if (short_esc) {
+			strbuf_puts(sb, short_esc);
+		} else if (*p == '"' || *p == '\\') {
 			strbuf_putc(sb, '\\');
 			strbuf_putc(sb, (char)*p);
-		} else if (*p < 0x20 || *p == 0x7f) {
+		} else if (*p < 0x20) { /* json_writer writes these raw, which is not JSON */
 			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
 
 			strbuf_append(sb, e, sizeof(e));

@@ -11,6 +11,9 @@ struct collector_opts {
 	unsigned int interval_s;  /* full resync period; 0 = only on start, signal and changes */
 	unsigned int debounce_ms; /* at least this long between two publications */
 	int nice; /* nice value of the collector thread (its own, not the HTTP threads') */
+	/* re-read the routes of devices with routes learned from RAs this often (an RA without
+	 * a prefix or user option refreshes them without any message); 0 = never */
+	unsigned int ra_refresh_s;
 };
 
 /*

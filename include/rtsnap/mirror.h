@@ -97,6 +97,13 @@ long mirror_table_ids(const struct mirror *m, uint32_t **out);
 /* Whether table id is known. */
 int mirror_has_table(const struct mirror *m, uint32_t id);
 
+/*
+ * Where routes learned from router advertisements are (route_ra_candidate(): the default
+ * routers and route information the kernel adds, which an RA refreshes without a message):
+ * *out is a malloc()ed array of (table, ifindex) pairs, each pair once. Pairs or -ENOMEM.
+ */
+long mirror_ra_links(const struct mirror *m, uint32_t **out);
+
 /* Mark the route of key k RTF_PREFIX_RT (from an RTM_F_PREFIX dump). 1 if it changed. */
 int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k);
 

@@ -19,12 +19,20 @@
  * so about 1 000 hops with gateways): see mirror_keep_oversized(). */
 #define NLPARSE_MAX_NH 8192
 
+/* Bytes of encapsulations one message can carry: an RTA_ENCAP at the top and the ones in
+ * RTA_MULTIPATH (each attribute at most 64 KiB), each copy no larger than its attribute. */
+#define NLPARSE_ENCAP_BYTES (2 * 65536)
+
 /* One parsed route; the caller owns it (it is large: keep one and reuse it). */
 struct nlparse_route {
 	struct route r;
 	struct route_nh nhs[NLPARSE_MAX_NH]; /* multipath nexthops when r.nh_count > 1 */
 	struct route_metrics m;
 	int has_metrics;
+	/* the encapsulations r.nh.encap and nhs[].encap point to, valid until the next parse
+	 * into this struct: whoever keeps the route copies them (route_encaps_copy()) */
+	size_t encap_used;
+	unsigned char encap_buf[NLPARSE_ENCAP_BYTES] __attribute__((aligned(8)));
 };
 
 /*
@@ -40,12 +48,15 @@ int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_rou
 int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
     __attribute__((warn_unused_result));
 
-/* Parse an RTM_NEWNEXTHOP message into out. Returns 1, 0 (ignored) or -EBADMSG. */
+/* Parse an RTM_NEWNEXTHOP message into out. Returns 1, 0 (ignored) or -EBADMSG. An object's
+ * encapsulation (NHA_ENCAP) is checked but not kept: with nexthop_compat_mode 1 the messages of
+ * the routes over it carry it, and with 0 neither ip nor rtsnapd shows it on a route. */
 int nlparse_nexthop(const struct nlmsghdr *nlh, struct route_nhobj *out)
     __attribute__((warn_unused_result));
 
-/* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key. Returns 1, 0 or -EBADMSG. */
-int nlparse_prefix_key(const struct nlmsghdr *nlh, struct prefix_key *out)
-    __attribute__((warn_unused_result));
+/* Parse an RTM_NEWROUTE from an RTM_F_PREFIX dump into a key, checked as nlparse_route()
+ * checks it (into scratch, the caller's, which is left undefined). Returns 1, 0 or -EBADMSG. */
+int nlparse_prefix_key(const struct nlmsghdr *nlh, struct nlparse_route *scratch,
+		       struct prefix_key *out) __attribute__((warn_unused_result));
 
 #endif

@@ -4,16 +4,32 @@
  *
  * One record per route message as the kernel's netlink dump lists it (a multipath route is one
  * record with nh_count > 1; /proc/net/ipv6_route prints one line per nexthop). A record in a
- * snapshot points only into the segment that holds it (its hops and metrics, segment.h); the
- * mirror keeps its own copies of both beside the record and leaves the pointers NULL.
+ * snapshot points only into the segment that holds it (its hops, metrics and its hops'
+ * encapsulations, segment.h); the mirror keeps its own copies of the hops and metrics beside
+ * the record and leaves those pointers NULL, and its own copies of the encapsulations, which
+ * the hops point to (route_encaps_copy()).
  */
 #ifndef RTSNAP_ROUTE_H
 #define RTSNAP_ROUTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 
 #define ROUTE_PREF_NONE 0xff /* no RTA_PREF attribute */
+
+/*
+ * A lightweight tunnel encapsulation (RTA_ENCAP_TYPE and the nested attributes of RTA_ENCAP)
+ * as the kernel sent it, checked by nlparse (every attribute that is rendered has its size
+ * checked) and with the values the kernel changes without a message (seg6local packet
+ * counters) zeroed. Two nexthops have the same encapsulation for the kernel
+ * (lwtunnel_cmp_encap) when their blobs are byte for byte equal. Immutable once made.
+ */
+struct route_encap {
+	uint16_t type;	 /* LWTUNNEL_ENCAP_* */
+	uint16_t len;	 /* bytes in attrs */
+	uint8_t attrs[]; /* netlink attributes (struct rtattr), 4-byte aligned */
+};
 
 /* One nexthop: inline for single-path routes, in the holder's hop array for multipath. */
 struct route_nh {
@@ -23,6 +39,11 @@ struct route_nh {
 	uint8_t flags; /* RTNH_F_* (rtm_flags low byte for single path, rtnh_flags for multipath) */
 	uint8_t weight; /* rtnh_hops + 1; 1 for single path */
 	uint8_t pad;
+	/* Its encapsulation, NULL = none. The kernel keeps one per nexthop (fib6_nh); a
+	 * single-path route's message carries it at the top (RTA_ENCAP), a multipath route's in
+	 * each rtnexthop, and it is kept here in both cases, so a hop keeps its own when its
+	 * group grows or shrinks. Points into storage of the record's owner. */
+	const struct route_encap *encap;
 };
 
 /* RTAX_* metrics present on a route (route.metrics). */
@@ -76,7 +97,8 @@ struct route_nhobj {
 /* An interface as captured at snapshot time (RTM_NEWLINK). */
 struct route_link {
 	uint32_t ifindex;
-	uint32_t flags; /* IFF_* */
+	uint32_t flags;	 /* IFF_* */
+	uint32_t master; /* IFLA_MASTER (a VRF, bridge or bond it is enslaved to), 0 = none */
 	char name[16];
 };
 
@@ -87,16 +109,47 @@ static inline const struct route_nh *route_nh(const struct route *r, unsigned in
 }
 
 /*
- * Whether r can be a route the kernel learned from a router advertisement (RTF_ADDRCONF, which
- * netlink does not report): protocol ra, one nexthop, no nexthop object, and a link-local
- * gateway (routers advertise from their link-local address). A route that user space adds
- * with proto ra (systemd-networkd, NetworkManager) and a link-local gateway looks the same and
- * is taken for one; with a global gateway, several nexthops or none, it is not.
+ * Whether r has the shape of a route the kernel learned from a router advertisement
+ * (RTF_ADDRCONF, which netlink does not report): protocol ra, one nexthop, no nexthop object,
+ * a link-local gateway (routers advertise from their link-local address). A superset of
+ * route_ra_candidate(), for when the device is not known.
  */
-static inline int route_ra_candidate(const struct route *r)
+static inline int route_ra_shape(const struct route *r)
 {
 	return r->protocol == 9 /* RTPROT_RA */ && !r->nhid && r->nh_count == 1 && r->nh.has_gw &&
 	       r->nh.gw[0] == 0xfe && (r->nh.gw[1] & 0xc0) == 0x80;
 }
+
+/*
+ * Whether r can be a route the kernel learned from a router advertisement: its shape, and in
+ * the table the kernel puts them in (rt6_add_dflt_router, rt6_add_route_info): main, or the
+ * table of the VRF its device dev (NULL: unknown) is enslaved to (taken to be any table when
+ * the device has a master). A route that user space adds with proto ra (systemd-networkd,
+ * NetworkManager) and a link-local gateway in main looks the same and is taken for one (a
+ * known gap, README); with a global gateway, several nexthops or none, or in another table,
+ * it is not.
+ */
+static inline int route_ra_candidate(const struct route *r, const struct route_link *dev)
+{
+	return route_ra_shape(r) && (r->table == 254 /* main */ || (dev && dev->master));
+}
+
+/* Bytes a copy of e takes (header, attributes, padding to 4); 0 for NULL. */
+static inline size_t route_encap_size(const struct route_encap *e)
+{
+	return e ? (sizeof(*e) + e->len + 3u) & ~(size_t)3u : 0;
+}
+
+/* Whether a and b are the same encapsulation (both none, or the same bytes). */
+int route_encap_equal(const struct route_encap *a, const struct route_encap *b);
+
+/*
+ * The encapsulations of record r (r->nh, and nhs[0..nh_count) for multipath) are owned by
+ * whoever owns r. route_encaps_size(): bytes they take together (0: none). route_encaps_copy():
+ * copy them into dst (route_encaps_size() bytes, 4-byte aligned) and point r's hops at the
+ * copies; the old blobs are untouched. Both take nhs == NULL for a single-path route.
+ */
+size_t route_encaps_size(const struct route *r, const struct route_nh *nhs);
+void route_encaps_copy(struct route *r, struct route_nh *nhs, void *dst);
 
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * segment.h - an immutable run of up to SEGMENT_MAX routes of one table, in kernel order, with
- * everything the views need of them: the records (whose hops and metrics point into the
- * segment), their /proc/net/ipv6_route lines and `ip -j` objects with per-record offsets, and
+ * everything the views need of them: the records (whose hops, metrics and the hops'
+ * encapsulations point into the segment), their /proc/net/ipv6_route lines and `ip -j` objects with per-record offsets, and
  * the aggregates /metrics and the lookup index sum up.
  *
  * Lifetime: segment_build() returns a segment with one reference (the builder's). Every

@@ -97,8 +97,8 @@ int snapshot_new(struct snapshot **out) __attribute__((warn_unused_result));
 
 /*
  * Collector thread, before finish. Append one route in dump order. nhs/nnh are the nexthops
- * of a multipath route (copied; ignored when r->nh_count <= 1), m its metrics or NULL.
- * Returns 0 or -ENOMEM.
+ * of a multipath route (copied; ignored when r->nh_count <= 1), m its metrics or NULL; the
+ * hops' encapsulations are copied too. Returns 0 or -ENOMEM.
  */
 int snapshot_add_route(struct snapshot *s, const struct route *r, const struct route_nh *nhs,
 		       size_t nnh, const struct route_metrics *m)

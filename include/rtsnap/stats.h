@@ -40,6 +40,7 @@ enum notify_kind {
 	NOTIFY_RULE,
 	NOTIFY_PREFIX,
 	NOTIFY_ADDR,
+	NOTIFY_ND_USEROPT, /* RTM_NEWNDUSEROPT: an RA carried RDNSS, DNSSL, prefix, ... options */
 	NOTIFY__COUNT
 };
 
@@ -51,6 +52,7 @@ enum tdump_reason {
 	TDUMP_NEXTHOP, /* nexthop objects flushed or shrunk without a message */
 	TDUMP_GROUP,   /* tables with routes over a nexthop group that lost a member */
 	TDUMP_ADDR,    /* an address or an RA prefix changed: its device's routes' lifetimes */
+	TDUMP_RA,      /* an RA may have refreshed routes learned from RAs: their device's */
 	TDUMP__COUNT
 };
 

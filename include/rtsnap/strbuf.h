@@ -24,7 +24,9 @@ void strbuf_append(struct strbuf *sb, const void *data, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_putc(struct strbuf *sb, char c);
 void strbuf_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append s as the body of a JSON string (no quotes), escaping as RFC 8259 requires. */
+/* Append s as the body of a JSON string (no quotes) as iproute2's json_writer escapes it
+ * (\b \t \n \f \r \" \\), other control characters as \u00XX (json_writer writes those raw,
+ * which is not JSON). */
 void strbuf_json_escape(struct strbuf *sb, const char *s);
 /* Give the bytes to the caller (who frees them with free()); the strbuf is reset. */
 char *strbuf_detach(struct strbuf *sb, size_t *len);

@@ -411,8 +411,9 @@ setup_ra() {
 		"$(ra_conf low 'route 2001:db8:c::/48 { AdvRoutePreference low; AdvRouteLifetime 0; };' \
 			'route 2001:db8:d::/64 { AdvRouteLifetime infinity; };')"
 }
-# route information changed by a later RA: a preference raised, a finite route added (docs:
-# known disagreement, test_mirror)
+# route information changed by a later RA: a preference raised, a finite route added (the
+# kernel announces neither the preference nor the new route's lifetime: the collector re-reads
+# the device, and oif-steps.nl records those dumps)
 setup_ra_rtinfo() {
 	ra_link "$(ra_conf medium 'route 2001:db8:d::/64 { AdvRouteLifetime infinity; };')" \
 		"$(ra_conf medium 'route 2001:db8:d::/64 { AdvRoutePreference high; AdvRouteLifetime infinity; };' \

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	(void)!nlparse_route(h, 1000, &pr);
 	(void)!nlparse_link(h, &l);
 	(void)!nlparse_nexthop(h, &o);
-	(void)!nlparse_prefix_key(h, &k);
+	(void)!nlparse_prefix_key(h, &pr, &k);
 	free(h);
 	return 0;
 }

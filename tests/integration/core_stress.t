@@ -37,7 +37,12 @@ churn() { # NS: add and delete a block of routes, and SIGHUP, until the time is 
 	while [ $SECONDS -lt $end ] && [ $k -lt 2000 ]; do
 		k=$((k + 1))
 		{
-			for j in $(seq 0 19); do echo "route add 2001:db8:$((k % 2)):$j::/64 via 2001:db8:1::2 table $((100 + j % 3))"; done
+			# every other route with an encapsulation (records owning blobs, copied and freed)
+			for j in $(seq 0 19); do
+				e=''
+				[ $((j % 2)) = 1 ] && e="encap seg6 mode encap segs fc00::$j,fc00::$k "
+				echo "route add 2001:db8:$((k % 2)):$j::/64 ${e}via 2001:db8:1::2 table $((100 + j % 3))"
+			done
 			for j in $(seq 0 19); do echo "route del 2001:db8:$(((k + 1) % 2)):$j::/64 table $((100 + j % 3))"; done
 		} | ip -6 -n "$ns" -force -batch - 2>/dev/null
 		kill -HUP "$pid" 2>/dev/null
@@ -50,6 +55,8 @@ for v in "${variants[@]}"; do
 	veth_pair "$NS" v0 "$NS" v1
 	ip -n "$NS" addr add 2001:db8:1::1/64 dev v0 nodad
 	for i in $(seq 1 200); do echo "route add 2001:db8:ff:$i::/64 via 2001:db8:1::2"; done | ip -6 -n "$NS" -batch -
+	ip -6 -n "$NS" route add 2001:db8:fe::/64 nexthop encap ip6 dst 2001:db8:1::9 via 2001:db8:1::2 \
+		dev v0 nexthop encap seg6local action End via 2001:db8:1::3 dev v0
 	case $v in
 	asan) RTSNAPD=$TOP/build/asan/rtsnapd; wrap=() ;;
 	tsan) RTSNAPD=$TOP/build/tsan/rtsnapd; wrap=() ;;

@@ -31,7 +31,7 @@ rk_metrics_local() {
 
 
 KINDS="static connected reject multipath mpath_gap mpath_sibling_flags nexthop srcroute pref
-	expires tables empty_tables devnames linkdown metrics_local pmtu"
+	expires tables empty_tables devnames linkdown metrics_local pmtu encap"
 declare -A KNS
 for k in $KINDS; do
 	ns_new n

@@ -5,8 +5,10 @@
 # In a namespace with four veth links, rtsnapd runs while bursts of random operations change
 # the kernel: add, append, prepend, replace and delete of single and multipath routes (whole
 # and one hop), dev-only and reject routes, routes over nexthop objects and groups, nexthop
-# replace and delete, expires and pref, five tables, a table flushed, rules naming new
-# tables, links set down and up, renamed, deleted and re-created. After each burst the test
+# replace and delete, expires and pref, lightweight tunnel encapsulations on hops (so that
+# siblings may differ only by their encapsulation) and on nexthop objects, five tables, a
+# table flushed, rules naming new tables, links set down and up, renamed, deleted and
+# re-created. After each burst the test
 # waits until rtsnapd agrees with the kernel: /ipv6_route with /proc/net/ipv6_route (refcnt
 # masked) and /routes with `ip -j -6 route show table all` ("expires" values masked; their
 # presence still counts). At the end a SIGHUP resync compares a full dump with the mirror:
@@ -54,8 +56,15 @@ prefix() {
 }
 links=(e0 e1 e2 e3) # e3 is r3 while renamed
 dev() { printf '%s' "${links[RANDOM % 4]}"; }
-hop() { # via GW dev D
-	printf 'via fe80::%x dev %s' $((RANDOM % 3 + 1)) "$(dev)"
+# An encapsulation, now and then (two of a few kinds, so that some hops differ by it only).
+encap() {
+	case $((RANDOM % 16)) in
+	0) printf 'encap seg6 mode encap segs fc00::%x ' $((RANDOM % 2 + 1)) ;;
+	1) printf 'encap ip6 dst 2001:db8:ff::%x ' $((RANDOM % 2 + 1)) ;;
+	esac
+}
+hop() { # [encap ...] via GW dev D
+	printf '%svia fe80::%x dev %s' "$(encap)" $((RANDOM % 3 + 1)) "$(dev)"
 }
 # Optional expires / pref, only on routes that cannot join an ECMP group: the kernel keeps
 # them per sibling, a dump reports the first sibling's for the whole group, and so does
@@ -110,7 +119,7 @@ gen_op() {
 	elif [ $r -lt 48 ]; then
 		echo "route replace $(loc)$(multi)"
 	elif [ $r -lt 50 ]; then
-		echo "route add $(dloc) dev $(dev)$(attrs)"
+		echo "route add $(dloc) $(encap)dev $(dev)$(attrs)"
 	elif [ $r -lt 52 ]; then
 		expiring
 	elif [ $r -lt 54 ]; then
@@ -129,7 +138,7 @@ gen_op() {
 		echo "route del $(prefix) from 2001:db8:f$((RANDOM % 2))::/56"
 	elif [ $r -lt 87 ]; then
 		local i=$((RANDOM % 4 + 1))
-		echo "nexthop replace id $i via fe80::$((RANDOM % 3 + 1)) dev $(dev)"
+		echo "nexthop replace id $i $(encap)via fe80::$((RANDOM % 3 + 1)) dev $(dev)"
 	elif [ $r -lt 88 ]; then
 		local i=$((RANDOM % 4 + 1))
 		echo "nexthop del id $i"

@@ -511,3 +511,98 @@ _rk_send_big() {
 	sleep 0.2
 	ip -n "$1" -6 route show cache | grep -q "^$2 "
 }
+
+# rk_bpf_obj DIR: compile a BPF object with one trivial program per LWT hook (sections
+# lwt_in, lwt_out, lwt_xmit, lwt_seg6local) into DIR/lwt.o for `encap bpf` and End.BPF.
+# Fails when clang cannot target BPF.
+rk_bpf_obj() {
+	cat >"$1/lwt.c" <<'BPF'
+#include <linux/bpf.h>
+#define SEC(x) __attribute__((section(x), used))
+SEC("lwt_in") int do_in(struct __sk_buff *skb) { return BPF_OK; }
+SEC("lwt_out") int do_out(struct __sk_buff *skb) { return BPF_OK; }
+SEC("lwt_xmit") int do_xmit(struct __sk_buff *skb) { return BPF_OK; }
+SEC("lwt_seg6local") int do_end(struct __sk_buff *skb) { return BPF_OK; }
+char _license[] SEC("license") = "GPL";
+BPF
+	command -v clang >/dev/null 2>&1 &&
+		clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu -c "$1/lwt.c" \
+			-o "$1/lwt.o" 2>/dev/null
+}
+
+# rk_encap NS [BPFOBJ]: lightweight tunnel encapsulations this kernel accepts on IPv6 routes
+# (docs/kernel-facts.md §11): seg6 in every mode, with HMAC, inline (whose SRH gets a
+# reserved first segment); seg6local actions with their attributes (nh4, nh6, table, oif,
+# srh with and without HMAC, counters, flavors, BPF endpoint); ip6 and ip tunnels with keys,
+# flags and vxlan/erspan options; bpf (with BPFOBJ); per multipath nexthop; on nexthop
+# objects (single and in a group); reject, local and anycast routes with an encap (a reject
+# route drops it); on the loopback device (proc: a reject line).
+# proc: like the same route without its encapsulation. ip -j: "encap" and the type's keys
+# after "nhid" (before "gateway") or first in a nexthop; ip and ip6 tunnels print their own
+# "src"/"dst", so the route's object has "dst" twice.
+rk_encap() {
+	local ns=$1 obj=${2:-} r
+	rk_prep "$ns"
+	veth_pair "$ns" e0 "" e1 || return 1
+	_rk ip -n "$ns" -6 addr add 2001:db8:1::1/64 dev e0 nodad || return 1
+	while read -r r; do
+		[ -n "$r" ] || continue
+		# shellcheck disable=SC2086
+		_rk ip -n "$ns" -6 $r || return 1
+	done <<'ROUTES'
+route add 2001:db8:60::/64 encap seg6 mode encap segs fc00::1 dev e0
+route add 2001:db8:60::1/128 encap seg6 mode inline segs fc00::1,fc00::2 dev e0
+route add 2001:db8:60::2/128 encap seg6 mode l2encap segs fc00::1 dev e0
+route add 2001:db8:60::3/128 encap seg6 mode encap.red segs fc00::1,fc00::2 dev e0
+route add 2001:db8:60::4/128 encap seg6 mode l2encap.red segs fc00::1 dev e0
+route add 2001:db8:60::5/128 encap seg6 mode encap segs fc00::1,fc00::5 hmac 7 dev e0
+route add 2001:db8:60::6/128 encap seg6 mode inline segs fc00::1 hmac 0 dev e0
+route add 2001:db8:61::/64 encap ip6 dst 2001:db8:1::9 dev e0
+route add 2001:db8:61::1/128 encap ip6 id 77 src 2001:db8:1::1 dst 2001:db8:1::9 hoplimit 9 tc 3 key csum seq dev e0
+route add 2001:db8:61::2/128 encap ip6 id 18446744073709551615 dst 2001:db8:1::9 vxlan_opts 77 dev e0
+route add 2001:db8:61::3/128 encap ip6 dst 2001:db8:1::9 erspan_opts 1:12:0:0 dev e0
+route add 2001:db8:61::4/128 encap ip6 dst 2001:db8:1::9 erspan_opts 2:0:1:7 dev e0
+route add 2001:db8:62::/64 encap ip id 5 src 10.0.0.1 dst 10.0.0.2 ttl 4 tos 3 key dev e0
+route add 2001:db8:62::1/128 encap ip dst 10.0.0.2 csum dev e0
+route add fc00::e/128 encap seg6local action End dev e0
+route add fc00::e1/128 encap seg6local action End.X nh6 2001:db8:1::2 dev e0
+route add fc00::e2/128 encap seg6local action End.T table 100 dev e0
+route add fc00::e3/128 encap seg6local action End.DX6 nh6 2001:db8:1::2 dev e0
+route add fc00::e4/128 encap seg6local action End.DX4 nh4 10.0.0.2 dev e0
+route add fc00::e5/128 encap seg6local action End.DT6 table main dev e0
+route add fc00::e8/128 encap seg6local action End.B6 srh segs fc00::1,fc00::2 dev e0
+route add fc00::e9/128 encap seg6local action End.B6.Encaps srh segs fc00::1 dev e0
+route add fc00::ea/128 encap seg6local action End.B6.Encaps srh segs fc00::1 hmac 9 dev e0
+route add fc00::eb/128 encap seg6local action End.DX2 oif e1 dev e0
+route add fc00::ec/128 encap seg6local action End count dev e0
+route add fc00::ed/128 encap seg6local action End flavors psp dev e0
+route add fc00::ee/128 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev e0
+route add fc00::ef/128 encap seg6local action End.X nh6 2001:db8:1::2 flavors next-csid dev e0
+route add fc00::f0/128 encap seg6local action End dev lo
+route add 2001:db8:63::/64 encap seg6 mode encap segs fc00::1 dev lo
+route add 2001:db8:64::/64 nexthop encap seg6 mode encap segs fc00::1 via 2001:db8:1::2 dev e0 nexthop via 2001:db8:1::3 dev e0 nexthop encap ip6 dst 2001:db8:1::9 via 2001:db8:1::4 dev e0 weight 3
+route add 2001:db8:65::/64 encap seg6 mode encap segs fc00::1 via 2001:db8:1::2 dev e0
+route append 2001:db8:65::/64 via 2001:db8:1::2 dev e0
+route append 2001:db8:65::/64 encap seg6 mode encap segs fc00::2 via 2001:db8:1::2 dev e0
+route add 2001:db8:66::/64 encap seg6local action End dev e0
+route append 2001:db8:66::/64 dev e0
+route add unreachable 2001:db8:67::/64 encap seg6 mode encap segs fc00::1
+route add local 2001:db8:68::1 encap seg6local action End dev e0
+route add anycast 2001:db8:68::2 encap seg6local action End dev e0 table main
+nexthop add id 1 encap seg6 mode encap segs fc00::7 via 2001:db8:1::2 dev e0
+nexthop add id 2 via 2001:db8:1::3 dev e0
+nexthop add id 4 encap seg6local action End dev e0
+nexthop add id 5 encap ip6 dst 2001:db8:1::9 dev e0
+route add 2001:db8:69::/64 nhid 1
+route add 2001:db8:6a::/64 nhid 4
+route add 2001:db8:6b::/64 nhid 5
+ROUTES
+	_rk ip -n "$ns" nexthop add id 3 group 1/2 || return 1
+	_rk ip -n "$ns" -6 route add 2001:db8:6c::/64 nhid 3 || return 1
+	[ -n "$obj" ] || return 0
+	_rk ip -n "$ns" -6 route add 2001:db8:6d::/64 encap bpf in obj "$obj" sec lwt_in dev e0 || return 1
+	_rk ip -n "$ns" -6 route add 2001:db8:6d::1/128 encap bpf in obj "$obj" sec lwt_in \
+		out obj "$obj" sec lwt_out xmit obj "$obj" sec lwt_xmit headroom 32 dev e0 || return 1
+	_rk ip -n "$ns" -6 route add fc00::f1/128 encap seg6local action End.BPF endpoint \
+		obj "$obj" sec lwt_seg6local dev e0
+}

@@ -9,8 +9,9 @@
  *                          ("# ..." and empty lines skipped; "! CMD": CMD must fail)
  *   nlnotify --print FILE  print a recorded file one message a line (for people)
  *
- * Order of work: subscribe to RTNLGRP_IPV6_ROUTE, LINK, NEXTHOP, IPV6_RULE and IPV6_PREFIX
- * first (as rtsnapd does), wait until nothing arrives for a while, dump, check that nothing
+ * Order of work: subscribe to RTNLGRP_IPV6_ROUTE, LINK, NEXTHOP, IPV6_RULE, IPV6_PREFIX,
+ * IPV6_IFADDR and ND_USEROPT first (as rtsnapd does), wait until nothing arrives for a while,
+ * dump, check that nothing
  * arrived during the dump; run every step with /bin/sh -c, reading the notification socket all
  * the while; wait until quiet; dump again; copy /proc/net/ipv6_route; check quiet again.
  *
@@ -23,6 +24,10 @@
  *   DIR/steps.txt   "<index of the first message after the step started><TAB><command>";
  *                   a last line "<index><TAB># settle" for what arrived after the last step
  *   DIR/prefix-steps.nl  an RTM_F_PREFIX dump after every line of steps.txt, in that order
+ *   DIR/oif-steps.nl  after every line of steps.txt, a strict dump of the routes of each device
+ *                   the collector re-reads after that step's messages (RTM_NEWPREFIX,
+ *                   RTM_NEWADDR/DELADDR, RTM_NEWNDUSEROPT, RTM_NEWROUTE of a route learned
+ *                   from an RA), each ending with its NLMSG_DONE, then an NLMSG_NOOP
  *   DIR/end/...     the second dump, same files as start/
  *   DIR/proc.txt    /proc/net/ipv6_route right after the second dump
  *
@@ -71,8 +76,10 @@ static int die(const char *what, int err)
 
 static int open_notify(void)
 {
-	static const unsigned int groups[] = { RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_NEXTHOP,
-					       RTNLGRP_IPV6_RULE, RTNLGRP_IPV6_PREFIX };
+	static const unsigned int groups[] = { RTNLGRP_IPV6_ROUTE,  RTNLGRP_LINK,
+					       RTNLGRP_NEXTHOP,	    RTNLGRP_IPV6_RULE,
+					       RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR,
+					       RTNLGRP_ND_USEROPT };
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
 	int sz = 64 << 20;
@@ -88,6 +95,46 @@ static int open_notify(void)
 			       sizeof(groups[i])) < 0)
 			die("NETLINK_ADD_MEMBERSHIP", errno);
 	return fd;
+}
+
+/* Devices the collector would re-read after the current step (collector.c aoifs, roifs). */
+static uint32_t s_oifs[64];
+static unsigned int s_noifs;
+
+static void want_oif(int ifindex)
+{
+	for (unsigned int i = 0; i < s_noifs; i++)
+		if (s_oifs[i] == (uint32_t)ifindex)
+			return;
+	if (ifindex > 0 && s_noifs < sizeof(s_oifs) / sizeof(s_oifs[0]))
+		s_oifs[s_noifs++] = (uint32_t)ifindex;
+}
+
+/* What in message h makes the collector re-read a device's routes. */
+static void note_oif(const struct nlmsghdr *h)
+{
+	static struct nlparse_route pr;
+
+	switch (h->nlmsg_type) {
+	case RTM_NEWPREFIX:
+		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct prefixmsg)))
+			want_oif(((const struct prefixmsg *)NLMSG_DATA(h))->prefix_ifindex);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifaddrmsg)) &&
+		    ((const struct ifaddrmsg *)NLMSG_DATA(h))->ifa_family == AF_INET6)
+			want_oif((int)((const struct ifaddrmsg *)NLMSG_DATA(h))->ifa_index);
+		break;
+	case RTM_NEWNDUSEROPT:
+		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct nduseroptmsg)))
+			want_oif(((const struct nduseroptmsg *)NLMSG_DATA(h))->nduseropt_ifindex);
+		break;
+	case RTM_NEWROUTE:
+		if (nlparse_route(h, 0, &pr) == 1 && route_ra_shape(&pr.r))
+			want_oif((int)pr.r.nh.ifindex);
+		break;
+	}
 }
 
 /*
@@ -118,6 +165,8 @@ static long drain(int fd, FILE *out)
 			if (out && fwrite(h, 1, NLMSG_ALIGN(h->nlmsg_len), out) !=
 				       NLMSG_ALIGN(h->nlmsg_len))
 				die("write", errno);
+			if (out)
+				note_oif(h);
 			n++;
 		}
 		if (left)
@@ -228,6 +277,38 @@ static void prefix_dump(FILE *f)
 	close(fd);
 }
 
+/*
+ * The strict dumps of the devices' routes the collector runs after a step (targeted dumps for
+ * addresses and RAs), appended to f, then an NLMSG_NOOP that ends the step.
+ */
+static void oif_dumps(FILE *f)
+{
+	struct {
+		struct rtmsg rtm;
+		struct rtattr a;
+		uint32_t oif;
+	} req;
+	struct nlmsghdr noop = { .nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = NLMSG_NOOP };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), one = 1;
+
+	if (fd < 0)
+		die("socket", errno);
+	if (setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one)) < 0)
+		die("NETLINK_GET_STRICT_CHK", errno);
+	for (unsigned int i = 0; i < s_noifs; i++) {
+		memset(&req, 0, sizeof(req));
+		req.rtm.rtm_family = AF_INET6;
+		req.a.rta_len = RTA_LENGTH(sizeof(uint32_t));
+		req.a.rta_type = RTA_OIF;
+		req.oif = s_oifs[i];
+		dump_into(fd, RTM_GETROUTE, &req, sizeof(req), f, "oif-steps.nl");
+	}
+	if (fwrite(&noop, 1, sizeof(noop), f) != sizeof(noop))
+		die("oif-steps.nl", errno);
+	s_noifs = 0;
+	close(fd);
+}
+
 /* The collector's full dump (collector.c full_dump) plus the rules, into dir. */
 static void full_dump(const char *dir)
 {
@@ -311,7 +392,7 @@ static void copy_file(const char *from, const char *dir, const char *name)
 static int record(const char *dir, const char *steps)
 {
 	char path[4096], start[4096], end[4096], line[4096];
-	FILE *in = fopen(steps, "r"), *notify, *idx, *pfx;
+	FILE *in = fopen(steps, "r"), *notify, *idx, *pfx, *oifs;
 	long nmsg = 0;
 	int fd, tries;
 
@@ -334,9 +415,11 @@ static int record(const char *dir, const char *steps)
 	notify = fopen(path, "wb");
 	snprintf(path, sizeof(path), "%s/prefix-steps.nl", dir);
 	pfx = fopen(path, "wb");
+	snprintf(path, sizeof(path), "%s/oif-steps.nl", dir);
+	oifs = fopen(path, "wb");
 	snprintf(path, sizeof(path), "%s/steps.txt", dir);
 	idx = fopen(path, "w");
-	if (!notify || !idx || !pfx)
+	if (!notify || !idx || !pfx || !oifs)
 		die(path, errno);
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = 0;
@@ -345,13 +428,15 @@ static int record(const char *dir, const char *steps)
 		fprintf(idx, "%ld\t%s\n", nmsg, line);
 		nmsg += run_step(fd, line, notify);
 		prefix_dump(pfx);
+		oif_dumps(oifs);
 	}
 	fclose(in);
 	/* late arrivals (timers, RAs) get a step of their own */
 	fprintf(idx, "%ld\t# settle\n", nmsg);
 	nmsg += settle(fd, notify);
 	prefix_dump(pfx);
-	if (fclose(notify) || fclose(idx) || fclose(pfx))
+	oif_dumps(oifs);
+	if (fclose(notify) || fclose(idx) || fclose(pfx) || fclose(oifs))
 		die("close", errno);
 	full_dump(end);
 	copy_file("/proc/net/ipv6_route", dir, "proc.txt");
@@ -387,6 +472,14 @@ static const char *type_name(uint16_t t)
 		return "DELRULE";
 	case RTM_NEWPREFIX:
 		return "NEWPREFIX";
+	case RTM_NEWADDR:
+		return "NEWADDR";
+	case RTM_DELADDR:
+		return "DELADDR";
+	case RTM_NEWNDUSEROPT:
+		return "NEWNDUSEROPT";
+	case NLMSG_NOOP:
+		return "NOOP";
 	case NLMSG_DONE:
 		return "DONE";
 	case NLMSG_ERROR:

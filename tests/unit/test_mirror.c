@@ -17,7 +17,10 @@
  *
  * Targeted dumps (where the kernel is silent the collector re-reads, once its socket is
  * drained, what can have changed): the RTM_F_PREFIX dump is replayed from the one recorded
- * after each step (prefix-steps.nl). A rule naming an unknown table makes the collector probe
+ * after each step (prefix-steps.nl), and so are the strict dumps of a device's routes the
+ * collector runs after an address or RA message (RTM_NEWADDR/DELADDR, RTM_NEWPREFIX,
+ * RTM_NEWNDUSEROPT, RTM_NEWROUTE of a route learned from an RA), from oif-steps.nl where the
+ * stream has one (older streams need none). A rule naming an unknown table makes the collector probe
  * the table and add it, newest in its bucket: the replay adds it without the probe (the kernel
  * creates the table with the rule). The others (routes of a device whose state changed,
  * nexthop objects after a device flush, tables over a group that lost a member) are not
@@ -63,7 +66,8 @@ static const char *datadir(void)
 	return d ? d : "tests/data";
 }
 
-static char *slurp(const char *stream, const char *name, size_t *len)
+/* The file, NUL-terminated; NULL if it does not exist and optional is set. */
+static char *slurp_opt(const char *stream, const char *name, size_t *len, int optional)
 {
 	char path[4096];
 	FILE *f;
@@ -72,6 +76,10 @@ static char *slurp(const char *stream, const char *name, size_t *len)
 
 	snprintf(path, sizeof(path), "%s/%s/%s", datadir(), stream, name);
 	f = fopen(path, "rb");
+	if (!f && optional) {
+		*len = 0;
+		return NULL;
+	}
 	if (!f)
 		fail_msg("cannot open %s", path);
 	fseek(f, 0, SEEK_END);
@@ -84,6 +92,11 @@ static char *slurp(const char *stream, const char *name, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return buf;
+}
+
+static char *slurp(const char *stream, const char *name, size_t *len)
+{
+	return slurp_opt(stream, name, len, 0);
 }
 
 /* ---- loading a recorded dump the way collector.c's full_dump() does ---- */
@@ -145,7 +158,7 @@ static void load_part(struct mirror *m, const char *stream, const char *phase, e
 				assert_int_equal(mirror_load_route(m, &s_pr), 0);
 			break;
 		case P_PREFIX:
-			if (nlparse_prefix_key(h, &k) == 1)
+			if (nlparse_prefix_key(h, &s_pr, &k) == 1)
 				mirror_mark_prefix(m, &k);
 			break;
 		case P_RULES:
@@ -176,11 +189,12 @@ static struct mirror *load_dump(const char *stream, const char *phase)
 /* ---- applying notifications the way collector.c's apply_message() does ---- */
 
 /* Targeted dumps the collector would run once the socket is drained (see the top). */
-enum { W_LINK = 1, W_PREFIX = 2, W_NEXTHOPS = 4, W_GROUPS = 8, W_PROBE = 16 };
+enum { W_LINK = 1, W_PREFIX = 2, W_NEXTHOPS = 4, W_GROUPS = 8, W_PROBE = 16, W_OIF = 32 };
 struct wants {
 	unsigned int need;			     /* W_* since the end of the last step */
 	unsigned int link, prefix, nexthops, groups; /* steps that needed one */
 	unsigned int probes;			     /* tables probed */
+	unsigned int oif;			     /* steps that re-read devices' routes */
 };
 
 /* Apply one message; 0, or a negative errno for a message the mirror refused. */
@@ -203,6 +217,8 @@ static int apply_one(struct mirror *m, const struct nlmsghdr *h, struct wants *w
 		if (r->protocol == RTPROT_KERNEL && r->type == RTN_UNICAST && r->nh_count == 1 &&
 		    !r->nh.has_gw && r->dst_len && !r->src_len)
 			w->need |= W_PREFIX;
+		if (route_ra_shape(r))
+			w->need |= W_OIF;
 		return mirror_apply_new(m, &s_pr, h->nlmsg_flags, &d);
 	case RTM_NEWLINK:
 		ret = nlparse_link(h, &l);
@@ -249,7 +265,12 @@ static int apply_one(struct mirror *m, const struct nlmsghdr *h, struct wants *w
 		return 0;
 	}
 	case RTM_NEWPREFIX:
-		w->need |= W_PREFIX;
+		w->need |= W_PREFIX | W_OIF;
+		return 0;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+	case RTM_NEWNDUSEROPT:
+		w->need |= W_OIF;
 		return 0;
 	default:
 		return 0;
@@ -278,26 +299,55 @@ static const char *step_of(const char *steps, long i, char *out, size_t outsz)
 	return out;
 }
 
+/* The recorded strict dumps of devices' routes after one step (oif-steps.nl: each ends with
+ * NLMSG_DONE, the step with NLMSG_NOOP), applied as the collector applies a targeted dump. */
+static void oif_step(struct mirror *m, struct wants *w, const struct nlmsghdr **oif, size_t *oleft)
+{
+	const struct nlmsghdr *h = *oif;
+	int any = 0;
+
+	if (!h)
+		return; /* a stream recorded before oif-steps.nl: it needs none */
+	for (; NLMSG_OK(h, *oleft); h = NLMSG_NEXT(h, *oleft)) {
+		struct mirror_delta d = { 0 };
+
+		if (h->nlmsg_type == NLMSG_NOOP) {
+			h = NLMSG_NEXT(h, *oleft);
+			break;
+		}
+		any = 1;
+		if (h->nlmsg_type == RTM_NEWROUTE && nlparse_route(h, NOW_MS, &s_pr) == 1)
+			assert_int_equal(mirror_apply_update(m, &s_pr, &d), 0);
+	}
+	/* the recording and the replay agree on which steps re-read devices */
+	assert_int_equal(any, !!(w->need & W_OIF));
+	*oif = h;
+}
+
 /*
  * The end of a step: the collector's socket is drained and it runs its targeted dumps. The
- * prefix dump is replayed from the one recorded after the step (*pfx, advanced past it); the
- * others are only counted.
+ * prefix dump is replayed from the one recorded after the step (*pfx, advanced past it), and
+ * the devices' dumps from oif-steps.nl (*oif, NULL if the stream has none); the others are
+ * only counted.
  */
-static void end_step(struct mirror *m, struct wants *w, const struct nlmsghdr **pfx, size_t *pleft)
+static void end_step(struct mirror *m, struct wants *w, const struct nlmsghdr **pfx, size_t *pleft,
+		     const struct nlmsghdr **oif, size_t *oleft)
 {
 	const struct nlmsghdr *h = *pfx;
 	int marks = w->need & W_PREFIX;
 	struct prefix_key k;
 
+	oif_step(m, w, oif, oleft); /* run_targeted(): devices before the prefix marks */
 	for (; NLMSG_OK(h, *pleft); h = NLMSG_NEXT(h, *pleft)) {
 		if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
 			h = NLMSG_NEXT(h, *pleft);
 			break;
 		}
-		if (marks && nlparse_prefix_key(h, &k) == 1)
+		if (marks && nlparse_prefix_key(h, &s_pr, &k) == 1)
 			mirror_mark_prefix(m, &k);
 	}
 	*pfx = h;
+	w->oif += !!(w->need & W_OIF);
 	w->link += !!(w->need & W_LINK);
 	w->prefix += !!(w->need & W_PREFIX);
 	w->nexthops += !!(w->need & W_NEXTHOPS);
@@ -311,17 +361,20 @@ static struct mirror *replay_stream(const char *stream, int report)
 {
 	struct mirror *m = load_dump(stream, "start");
 	struct wants w = { 0 };
-	size_t len, slen, plen, left, pleft;
+	size_t len, slen, plen, olen, left, pleft, oleft;
 	char *buf = slurp(stream, "notify.nl", &len);
 	char *steps = slurp(stream, "steps.txt", &slen);
 	char *pbuf = slurp(stream, "prefix-steps.nl", &plen);
 	const struct nlmsghdr *pfx = (const struct nlmsghdr *)pbuf;
+	char *obuf = slurp_opt(stream, "oif-steps.nl", &olen, 1);
+	const struct nlmsghdr *oif = (const struct nlmsghdr *)obuf;
 	const char *next = steps;
 	char cmd[512];
 	long n = 0;
 
 	left = len;
 	pleft = plen;
+	oleft = olen;
 	next = strchr(next, '\n') + 1; /* the first step starts at message 0 */
 	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left);
 	     h = NLMSG_NEXT(h, left), n++) {
@@ -329,7 +382,7 @@ static struct mirror *replay_stream(const char *stream, int report)
 
 		/* steps that ended before message n */
 		while (*next && strtol(next, NULL, 10) <= n) {
-			end_step(m, &w, &pfx, &pleft);
+			end_step(m, &w, &pfx, &pleft, &oif, &oleft);
 			next = strchr(next, '\n') + 1;
 		}
 		ret = apply_one(m, h, &w);
@@ -338,20 +391,24 @@ static struct mirror *replay_stream(const char *stream, int report)
 				 step_of(steps, n, cmd, sizeof(cmd)), strerror(-ret));
 	}
 	for (; *next; next = strchr(next, '\n') + 1)
-		end_step(m, &w, &pfx, &pleft);
-	end_step(m, &w, &pfx, &pleft); /* the last step */
+		end_step(m, &w, &pfx, &pleft, &oif, &oleft);
+	end_step(m, &w, &pfx, &pleft, &oif, &oleft); /* the last step */
 	assert_int_equal(pleft, 0);
+	assert_int_equal(oleft, 0);
 	assert_int_equal(left, 0);
 	assert_true(n > 0);
-	if (report && (w.link || w.prefix || w.nexthops || w.groups || w.probes))
+	if (report && (w.link || w.prefix || w.nexthops || w.groups || w.probes || w.oif))
 		fprintf(stderr,
 			"# %s: targeted dumps the collector would have run: %u for link state, "
-			"%u for prefix marks (replayed from the recorded ones), %u for nexthop "
-			"objects, %u for groups (not replayed); %u table probes (replayed as a "
-			"table add)\n",
-			stream, w.link, w.prefix, w.nexthops, w.groups, w.probes);
+			"%u for prefix marks, %u for addresses and RAs (both replayed from the "
+			"recorded ones%s), %u for nexthop objects, %u for groups (not replayed); "
+			"%u table probes (replayed as a table add)\n",
+			stream, w.link, w.prefix, w.oif,
+			obuf || !w.oif ? "" : "; this stream has no devices' dumps", w.nexthops,
+			w.groups, w.probes);
 	free(steps);
 	free(pbuf);
+	free(obuf);
 	free(buf);
 	return m;
 }
@@ -726,7 +783,10 @@ static void test_one_hop_delete_of_two(void **state)
 
 /* Fixed in mirror.c and render_proc.c after this test reported them: a user's replace naming
  * an nhid (streams notify-nhid-replace), gateway routes with proto ra (notify-proto-ra), nhid
- * routes flushed with their device under nexthop_compat_mode=0 (notify-compat0). */
+ * routes flushed with their device under nexthop_compat_mode=0 (notify-compat0), routes that
+ * differ only by their encapsulation (notify-encap: nlparse, mirror.c hop_same()), route
+ * information whose lifetime and preference an RA sets without a message (notify-ra-rtinfo:
+ * the collector re-reads the device after an RA route's RTM_NEWROUTE and RTM_NEWPREFIX). */
 
 /* ---- shared segments ---- */
 
@@ -818,26 +878,13 @@ static void test_publication_shares_segments(void **state)
 	mirror_free(fresh);
 }
 
-#define ENCAP                                                                                   \
-	"NEWROUTE APPEND 2001:db8:60::/64 dev v1 (message 1, no encap) overwrote the route of " \
-	"message 0 (same prefix and device, encap seg6): mirror.c apply_new() takes a route "   \
-	"with the same device and gateway for the same route, the kernel also compares the "    \
-	"encaps (rt6_duplicate_nexthop) and keeps both; nlparse reads no RTA_ENCAP, so the "    \
-	"mirror cannot tell them apart and JSON has no encap keys"
-#define RA_RTINFO                                                                               \
-	"route information from an RA: the kernel announces a new route (message 12, "          \
-	"2001:db8:f::/56, lifetime 1000) before it sets the route's expiry, and raises the "    \
-	"preference of an existing one (2001:db8:d::/64, medium to high, step kill -HUP) "      \
-	"without any message (net/ipv6/route.c rt6_route_rcv); the collector runs no targeted " \
-	"dump for either, so EXPIRES and the preference are wrong until a resync"
-
 static const struct stream s_streams[] = {
-	{ "notify-ecmp", NULL, NULL },		 { "notify-nexthops", NULL, NULL },
-	{ "notify-links", NULL, NULL },		 { "notify-misc", NULL, NULL },
-	{ "notify-edge", NULL, NULL },		 { "notify-nhid-replace", NULL, NULL },
-	{ "notify-proto-ra", NULL, NULL },	 { "notify-encap", NULL, ENCAP },
-	{ "notify-compat0", NULL, NULL },	 { "notify-ra", NULL, NULL },
-	{ "notify-ra-rtinfo", NULL, RA_RTINFO },
+	{ "notify-ecmp", NULL, NULL },	    { "notify-nexthops", NULL, NULL },
+	{ "notify-links", NULL, NULL },	    { "notify-misc", NULL, NULL },
+	{ "notify-edge", NULL, NULL },	    { "notify-nhid-replace", NULL, NULL },
+	{ "notify-proto-ra", NULL, NULL },  { "notify-encap", NULL, NULL },
+	{ "notify-compat0", NULL, NULL },   { "notify-ra", NULL, NULL },
+	{ "notify-ra-rtinfo", NULL, NULL },
 };
 
 /* Every check of s_streams[i], named after it in the TAP output. */
