@@ -569,6 +569,17 @@ static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const
 	return 0;
 }
 
+static void equal_range(const struct mtable *t, const struct route *r, struct mpos *lo,
+			struct mpos *hi);
+
+/* Whether e is the route of dump message pr again (same identity, same first hop). */
+static int dump_repeat(const struct mroute *e, const struct nlparse_route *pr)
+{
+	if (!entry_same(&e->r, &pr->r))
+		return 0;
+	return pr->r.nh_count > 1 ? hop_same(&e->nhs[0], &pr->nhs[0]) : 1;
+}
+
 int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 {
 	const struct route *r = &pr->r;
@@ -584,8 +595,26 @@ int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 	if (t->nchunks) {
 		const struct mchunk *ch = t->chunks[t->nchunks - 1];
 
+		int c;
+
 		order_key_of(&ch->e[ch->n - 1].r, &last);
-		if (order_key_cmp(&last, &k) > 0) {
+		c = order_key_cmp(&last, &k);
+		if (c > 0) {
+			/* a dump taken while routes change can list a route twice (an IPv6 dump
+			 * restarts its walk at a node and sets no NLM_F_DUMP_INTR): a route that
+			 * comes after routes of a later key, and that the mirror already has, is
+			 * the same route again. (Equal keys in a row can be two identical routes:
+			 * the kernel appends a route that is not ECMP-able even when one just like
+			 * it exists.) */
+			struct mpos lo, hi, q;
+
+			equal_range(t, r, &lo, &hi);
+			for (q = lo; !pos_eq(q, hi); q = pos_next(t, q))
+				if (dump_repeat(at(t, q), pr))
+					return mroute_set(m, at_w(t, q), r, pr->nhs,
+							  pr->has_metrics ? &pr->m : NULL);
+		}
+		if (c > 0) {
 			log_debug("dump order differs from the key order in table %u", r->table);
 			p = bound(t, &k, 1);
 		}

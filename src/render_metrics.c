@@ -497,9 +497,6 @@ int render_metrics_build(struct snapshot *s)
 	strbuf_puts(&sb, "rtsnap_build_info{version=\"");
 	render_metrics_label(&sb, RTSNAP_VERSION);
 	strbuf_puts(&sb, "\"} 1\n");
-	gauge_f(&sb, "rtsnap_snapshot_timestamp_seconds",
-		"When the dump of the snapshot in use started, in seconds since the Unix epoch.",
-		(double)s->taken_at.tv_sec + (double)(s->taken_at.tv_nsec / 1000000) / 1000.0);
 	ret = render_route_counts(s, &sb);
 	if (!ret)
 		ret = render_devices(s, &sb);
@@ -631,6 +628,11 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 		gauge_u(sb, "rtsnap_snapshot_generation",
 			"Generation of the snapshot in use (1, 2, ... in publication order).",
 			s->generation);
+		/* per scrape: the collector stamps a snapshot after building it */
+		gauge_f(sb, "rtsnap_snapshot_timestamp_seconds",
+			"When the snapshot in use was taken, in seconds since the Unix epoch.",
+			(double)s->taken_at.tv_sec +
+			    (double)(s->taken_at.tv_nsec / 1000000) / 1000.0);
 		gauge_f(sb, "rtsnap_snapshot_age_seconds",
 			"Seconds since the dump of the snapshot in use started.",
 			(double)(now_ms - s->taken_mono_ms) / 1000.0);

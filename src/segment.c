@@ -36,6 +36,11 @@ static int64_t s_last_build_ms; /* atomic: when a segment was last built */
  * a second: segments are small allocations from malloc's arenas (below the mmap threshold),
  * which a free() alone does not give back, so without it RSS stays at its peak after slow
  * readers let go of old snapshots. */
+void segment_reclaim_soon(void)
+{
+	__atomic_add_fetch(&s_freed, SEGMENT_TRIM_BYTES, __ATOMIC_RELAXED);
+}
+
 int segment_reclaim_pending(void)
 {
 	return __atomic_load_n(&s_freed, __ATOMIC_RELAXED) >= SEGMENT_TRIM_BYTES;

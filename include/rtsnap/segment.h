@@ -91,6 +91,9 @@ void segment_put(struct segment *g);
 #define SEGMENT_TRIM_BYTES (16u << 20)
 void segment_reclaim(void);
 int segment_reclaim_pending(void);
+/* Ask for the next segment_reclaim() once idle whatever was freed: after a full dump, whose
+ * buffers and replaced mirror are freed memory that segments did not count. */
+void segment_reclaim_soon(void);
 
 /* Any thread. Segments allocated and not yet freed. */
 long segment_live_count(void);

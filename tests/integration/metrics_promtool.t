@@ -62,6 +62,9 @@ tap_is "$(hdr "$F" content-type)" "text/plain; version=0.0.4; charset=utf-8" "Co
 tap_is "$(hdr "$F" content-encoding)" "" "no Content-Encoding without Accept-Encoding"
 tap_is "$(hdr "$F" vary)" "Accept-Encoding" "Vary: Accept-Encoding"
 tap_ok "$([[ $(hdr "$F" etag) =~ ^\"[0-9]+\"$ ]]; echo $?)" "ETag carries the generation"
+# the snapshot's time is when the collector took it: after 2001 and not after now
+ts=$(awk '$1 == "rtsnap_snapshot_timestamp_seconds" { print int($2) }' "$F")
+tap_ok "$([ "${ts:-0}" -gt 1000000000 ] && [ "${ts:-0}" -le "$(date +%s)" ]; echo $?)" "rtsnap_snapshot_timestamp_seconds is the snapshot's time ($ts)"
 for ae in 'gzip;q=0' 'identity' '*;q=0' 'deflate' 'gzip;q=0, *'; do
 	get "$NS" "$F" -H "Accept-Encoding: $ae"
 	tap_is "$(hdr "$F" content-encoding)" "" "Accept-Encoding: $ae -> not compressed"

@@ -788,6 +788,34 @@ static void test_one_hop_delete_of_two(void **state)
  * information whose lifetime and preference an RA sets without a message (notify-ra-rtinfo:
  * the collector re-reads the device after an RA route's RTM_NEWROUTE and RTM_NEWPREFIX). */
 
+/* A dump taken during changes can list a route again: it stays one route. */
+static void test_dump_repeat_is_one_route(void **state)
+{
+	struct mirror *m = new_mirror();
+	char got[1024];
+
+	(void)state;
+	mk_route(&s_pr, "2001:db8:a::", 64, 1024);
+	add_hop(&s_pr, "2001:db8::2", 2);
+	assert_int_equal(mirror_load_route(m, &s_pr), 0);
+	mk_route(&s_pr, "2001:db8:b::", 64, 1024);
+	add_hop(&s_pr, "2001:db8::2", 2);
+	add_hop(&s_pr, "2001:db8::3", 3);
+	assert_int_equal(mirror_load_route(m, &s_pr), 0);
+	/* the walk restarts at the first (after a route of a later key), then a route of
+	 * another device with the first's key comes: new */
+	mk_route(&s_pr, "2001:db8:a::", 64, 1024);
+	add_hop(&s_pr, "2001:db8::2", 2);
+	assert_int_equal(mirror_load_route(m, &s_pr), 0);
+	mk_route(&s_pr, "2001:db8:a::", 64, 1024);
+	add_hop(&s_pr, NULL, 4);
+	assert_int_equal(mirror_load_route(m, &s_pr), 0);
+	routes_of(m, got, sizeof(got));
+	assert_string_equal(got, "[2001:db8::2%2] [-%4] [2001:db8::2%2 2001:db8::3%3]");
+	assert_int_equal(mirror_routes(m), 3);
+	mirror_free(m);
+}
+
 /* ---- shared segments ---- */
 
 /* Route i of a generated table: 2001:db8:<i>::/64 via 2001:db8::<gw> on eth2..eth4. */
@@ -907,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_replace_takes_first_of_same_kind),
 		cmocka_unit_test(test_one_hop_delete_of_two),
 		cmocka_unit_test(test_publication_shares_segments),
+		cmocka_unit_test(test_dump_repeat_is_one_route),
 		STREAM_TESTS(0, "notify-ecmp"),
 		STREAM_TESTS(1, "notify-nexthops"),
 		STREAM_TESTS(2, "notify-links"),
