@@ -480,9 +480,10 @@ int main(int argc, char **argv)
 	 * Segments (segment.c) are heap blocks of tens of KB, built and freed at every
 	 * publication. glibc would give the top of the heap back to the kernel at every free past
 	 * 128 KB of slack and fault the same pages in (cleared) at the next build: 13 % of the
-	 * daemon's time at 10 000 changes/s. Give back only when idle (segment_reclaim()).
+	 * daemon's time at 10 000 changes/s. Keep up to 32 MB of free heap top; the rest is
+	 * given back when idle (segment_reclaim()).
 	 */
-	if (!mallopt(M_TRIM_THRESHOLD, 256 << 20))
+	if (!mallopt(M_TRIM_THRESHOLD, 32 << 20))
 		log_warn("mallopt(M_TRIM_THRESHOLD) failed");
 	fd_budget(nlisten, &max_conn, &max_pending);
 	if (!header_timeout)
