@@ -48,7 +48,8 @@
 
 #define DROP_GRACE_MS 1000 /* a dropped stream's notice not taken by then: shut it down */
 #define MAX_CLOSING 16
-#define RETRY_MS 2000 /* the client's reconnection delay, announced at the start */
+#define RETRY_MS 2000		   /* the client's reconnection delay, announced at the start */
+#define STREAM_SNDBUF (128 * 1024) /* the kernel doubles it */
 
 enum resync_reason { RS_HISTORY, RS_UNKNOWN, RS_SLOW, RS_CHANGE, RS__COUNT };
 static const char *const s_reason[RS__COUNT] = { "history", "unknown", "slow", "change" };
@@ -485,6 +486,15 @@ enum MHD_Result http_ep_events(struct http_req *rq)
 
 		if (ci)
 			st->fd = ci->connect_fd;
+	}
+	if (st->fd >= 0) {
+		/* what a client that stopped reading may keep queued in the kernel: without a
+		 * bound, autotuning lets the send buffer grow to net.ipv4.tcp_wmem's maximum
+		 * (4 MB) before the stream falls behind at all */
+		int sndbuf = STREAM_SNDBUF;
+
+		if (setsockopt(st->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0)
+			log_debug("/events: SO_SNDBUF: %s", strerror(errno));
 	}
 	pub = rq->snap->generation;
 	/* where it starts: after since, or after the snapshot current now */
