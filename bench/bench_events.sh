@@ -68,7 +68,8 @@ cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12, $13 }' "/proc/$1/stat"; }
 vm_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 pct() { awk -v t="$1" -v s="$2" -v hz="$HZ" 'BEGIN { printf "%.1f", (s > 0 ? 100 * t / hz / s : 0) }'; }
 
-# counters NS: "publications latency_sum latency_count diff_seconds stream_bytes" from /metrics
+# counters NS: "publications latency_sum latency_count diff_seconds stream_bytes
+# event_routes" from /metrics
 counters() {
 	metrics "$1" | awk '
 		$1 == "rtsnap_publications_total" { p = $2 }
@@ -76,7 +77,8 @@ counters() {
 		$1 == "rtsnap_publication_latency_seconds_count" { lc = $2 }
 		$1 == "rtsnap_events_diff_seconds_total" { d = $2 }
 		$1 == "rtsnap_event_stream_bytes_total" { b = $2 }
-		END { printf "%s %s %s %s %s\n", p + 0, ls + 0, lc + 0, d + 0, b + 0 }'
+		$1 ~ /^rtsnap_events_routes_total/ { r += $2 }
+		END { printf "%s %s %s %s %s %s\n", p + 0, ls + 0, lc + 0, d + 0, b + 0, r + 0 }'
 }
 
 daemon_start() { # NS BINARY: sets DAEMON_PID
@@ -120,7 +122,9 @@ percentiles() {
 start_churn() {
 	local i
 	: >"$BENCH_TMP/churn.out"
-	ip netns exec "$1" "$NLLOAD" -c "$RATE" -T $((T + 10)) -s "$((ROUTES + RATE))" \
+	# a seed per window: with the same one a window would replay the previous one's toggles,
+	# most of which the kernel already has (no change, no event)
+	ip netns exec "$1" "$NLLOAD" -c "$RATE" -T $((T + 10)) -s "$((ROUTES + RATE + 7919 * PROBE_K))" \
 		<"$BENCH_TMP/events-routes.txt" >"$BENCH_TMP/churn.out" 2>"$BENCH_TMP/churn.err" &
 	CHURN_PID=$!
 	BENCH_PIDS+=("$CHURN_PID")
@@ -173,10 +177,11 @@ window() {
 	d=$(awk -v a="$c0" -v b="$c1" -v tw="$tw" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		np = y[1] - x[1]; nl = y[3] - x[3]
-		printf "%.1f %s %s %.2f", np / tw, nl ? sprintf("%.1f", 1000 * (y[2] - x[2]) / nl) : "n/a",
-			np ? sprintf("%.2f", 1000 * (y[4] - x[4]) / np) : "n/a", (y[5] - x[5]) / tw / 1048576 }')
-	local pubs lat diffms mbs
-	read -r pubs lat diffms mbs <<<"$d"
+		printf "%.1f %s %s %.2f %.0f", np / tw, nl ? sprintf("%.1f", 1000 * (y[2] - x[2]) / nl) : "n/a",
+			np ? sprintf("%.2f", 1000 * (y[4] - x[4]) / np) : "n/a", (y[5] - x[5]) / tw / 1048576,
+			(y[6] - x[6]) / tw }')
+	local pubs lat diffms mbs evr
+	read -r pubs lat diffms mbs evr <<<"$d"
 	local perstream=n/a
 	if [ "$label" = held ] && [ -n "${RSS_IDLE:-}" ] && [ "$nc" -gt 0 ]; then
 		perstream=$(awk -v a="$rss" -v b="$RSS_IDLE" -v n="$nc" 'BEGIN { printf "%.1f", (a - b) / n }')
@@ -184,7 +189,7 @@ window() {
 	[ "$label" != idle ] || RSS_IDLE=$rss
 	emit "| $BIN_LABEL | $ROUTES | $([ "$churn" = 1 ] && echo "$RATE" || echo 0) | $nc | $((seen + to)) | $p50 | $p99 | $max" \
 		"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
-		"| $pubs | $lat | $diffms | $mbs | $((rss / 1024)) | $perstream | $load |"
+		"| $pubs | $evr | $lat | $diffms | $mbs | $((rss / 1024)) | $perstream | $load |"
 	bench_log "$label: $(tail -n1 "$eout" 2>/dev/null), VmRSS $rss kB, window ${tw}s"
 	sleep 1
 }
@@ -219,7 +224,7 @@ emit ""
 emit "rtsnap bench_events (T=${T}s per window, $RATE changes/s, probe every 0.5 s) — $(date -u '+%Y-%m-%d %H:%M UTC')," \
 	"$(nproc) cores, kernel $(uname -r), rtsnapd $RTSNAPD_ARGS, loadavg $(cut -d' ' -f1-3 /proc/loadavg) at start"
 emit ""
-emit "| rtsnapd | routes | churn/s | streams | probes x streams | delivery p50 ms | p99 ms | max ms | CPU user % | CPU sys % | publications/s | publication latency ms (mean) | diff+render ms/publication | stream MB/s | RSS MB | RSS KB/stream | loadavg |"
-emit "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+emit "| rtsnapd | routes | churn/s | streams | probes x streams | delivery p50 ms | p99 ms | max ms | CPU user % | CPU sys % | publications/s | routes in events/s | publication latency ms (mean) | diff+render ms/publication | stream MB/s | RSS MB | RSS KB/stream | loadavg |"
+emit "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 run "$RTSNAPD" "$(basename "$(dirname "$RTSNAPD")")/$(basename "$RTSNAPD")" idle held churn churn1 churnC
 [ -z "$BASE_RTSNAPD" ] || run "$BASE_RTSNAPD" "base" idle churn

@@ -46,8 +46,8 @@
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/stats.h"
 
-#define DROP_GRACE_MS 1000 /* a dropped stream's notice not taken by then: shut it down */
-#define MAX_CLOSING 16
+#define DROP_GRACE_MS 1000	   /* a dropped stream's notice not taken by then: shut it down */
+#define MAX_CLOSING 64		   /* HTTP generations being retired at once (one per SIGHUP) */
 #define RETRY_MS 2000		   /* the client's reconnection delay, announced at the start */
 #define STREAM_SNDBUF (128 * 1024) /* the kernel doubles it */
 
@@ -346,12 +346,15 @@ void http_events_close(const void *owner)
 {
 	pthread_mutex_lock(&s_lock);
 	if (!closing_locked(owner)) {
-		for (size_t i = 0; i < MAX_CLOSING; i++) {
-			if (!s_closing[i]) {
-				s_closing[i] = owner;
-				break;
-			}
-		}
+		size_t i;
+
+		for (i = 0; i < MAX_CLOSING && s_closing[i]; i++)
+			;
+		if (i < MAX_CLOSING)
+			s_closing[i] = owner;
+		else /* then a stream could still start on it before its daemons stop */
+			log_warn("/events: more than %d HTTP configurations retiring at once",
+				 MAX_CLOSING);
 	}
 	for (struct stream *st = s_list.next; st != &s_list; st = st->next) {
 		if (st->owner != owner)
