@@ -4,7 +4,8 @@
  *
  * Per table, two cursors walk the segments of a and b. When both stand at the start of the
  * same segment (a pointer both snapshots hold) the segment is skipped whole: it is the same
- * bytes. Otherwise records are merged by kernel order key: a key only a has is a removed
+ * bytes. Otherwise two records that are the same route (the usual case in a segment that
+ * changed) are passed together, and the others are merged by kernel order key: a key only a has is a removed
  * route, a key only b has an added one, and the records of one key on both sides (one node
  * and metric: routes that differ by device or type, kept in insertion order) are paired by
  * diff_same_route(); the ones left unpaired are removed or added. A key's records may run
@@ -259,6 +260,14 @@ static int walk_table(struct walk *w, struct cur *ca, struct cur *cb)
 		if (!ha && !hb)
 			return 0;
 		w->d->visited++;
+		if (ha && hb && diff_same_route(cur_seg(ca), ca->pos, cur_seg(cb), cb->pos)) {
+			/* the usual case inside a segment that changed: the same route on both
+			 * sides (same object, so same key). Pairing it at once is what the
+			 * group below would do: identical routes pair in any order */
+			cur_next(ca);
+			cur_next(cb);
+			continue;
+		}
 		if (!hb) {
 			ret = emit_cur(w, ca, 0);
 			cur_next(ca);
