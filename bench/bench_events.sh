@@ -12,9 +12,9 @@
 # Delivery latency: from the kernel's ack of the probe's RTM_NEWROUTE to the moment each
 # stream's client (nlload -e: one epoll loop reading every stream) has the event with the
 # probe's object; percentiles over every (probe, stream) pair, by nearest rank.
-# With BASE_RTSNAPD=/path/to/an/older/rtsnapd, the churn window is also run on that binary
-# in a fresh namespace with the same routes (the publication pacing without the change
-# stream's work).
+# With BASE_RTSNAPD=/path/to/an/older/rtsnapd, BASE_WINDOWS (idle and three churn windows,
+# as many as the first run has) are also run on that binary in a fresh namespace with the
+# same routes: the publication pacing, CPU and RSS without the change stream.
 #
 # Needs root. Every namespace and process it starts is removed by the trap in bench/lib.sh.
 # See bench/README.md, "The change stream".
@@ -39,6 +39,7 @@ RATE=${RATE:-1000}
 RTSNAPD=${RTSNAPD:-$BENCH_ROOT/build/rtsnapd}
 RTSNAPD_ARGS=${RTSNAPD_ARGS:-"--interval 0"}
 BASE_RTSNAPD=${BASE_RTSNAPD:-}
+BASE_WINDOWS=${BASE_WINDOWS:-"idle churn churn churn"} # as many churn windows as the first run
 PORT=${PORT:-9816}
 URL="http://[::1]:$PORT"
 READY_TIMEOUT=${READY_TIMEOUT:-600}
@@ -227,4 +228,5 @@ emit ""
 emit "| rtsnapd | routes | churn/s | streams | probes x streams | delivery p50 ms | p99 ms | max ms | CPU user % | CPU sys % | publications/s | routes in events/s | publication latency ms (mean) | diff+render ms/publication | stream MB/s | RSS MB | RSS KB/stream | loadavg |"
 emit "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 run "$RTSNAPD" "$(basename "$(dirname "$RTSNAPD")")/$(basename "$RTSNAPD")" idle held churn churn1 churnC
-[ -z "$BASE_RTSNAPD" ] || run "$BASE_RTSNAPD" "base" idle churn
+# shellcheck disable=SC2086 # a list of windows
+[ -z "$BASE_RTSNAPD" ] || run "$BASE_RTSNAPD" "base" $BASE_WINDOWS
