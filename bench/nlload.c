@@ -38,6 +38,17 @@
  *     TIMEOUT_MS (10000). Prints on stdout one line per probe,
  *       "probe K PREFIX MS" or "probe K PREFIX timeout",
  *     MS counted from the kernel's ack of the RTM_NEWROUTE.
+ *
+ *   nlload -e CLIENTS -p PORT -T SECONDS [-i INTERVAL_MS] [-x TIMEOUT_MS] [-k FIRST]
+ *          [-D DEV]
+ *     events: opens CLIENTS streams http://[::1]:PORT/events (HTTP/1.0, so the
+ *     body is the raw event stream), prints "events ready N" once every one
+ *     has its response head, then adds a probe route every INTERVAL_MS as -p
+ *     does (0: none, the streams are only held) and reads every stream (one
+ *     epoll loop) until each shows the probe's object ("dst":"PREFIX/64").
+ *     Prints one line per probe and client, "event K CLIENT MS" or
+ *     "event K CLIENT timeout", MS from the kernel's ack, then
+ *     "events clients N bytes B closed C" (streams the server ended).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
@@ -52,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -517,6 +529,197 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned p
 	return 0;
 }
 
+/* ------------------------------------------------------------ events mode */
+
+#define EV_MAXPROBES 4096
+#define EV_PATMAX 80
+
+struct ev_client {
+	int fd;
+	int head_done, closed;
+	unsigned long next;	  /* first probe not seen yet */
+	char tail[2 * EV_PATMAX]; /* the last bytes read, for a pattern cut by a read */
+	size_t ntail;
+	char hbuf[1024];
+	size_t nh;
+	unsigned long long bytes;
+};
+
+static int ev_connect(unsigned port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
+				   .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	static const char req[] = "GET /events HTTP/1.0\r\nHost: [::1]\r\n\r\n";
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static char s_pat[EV_MAXPROBES][EV_PATMAX];
+static double s_pat_t[EV_MAXPROBES];
+static unsigned long s_npat;
+
+/* Look for the client's pending probes in data[0..n) (after its tail). */
+static void ev_scan(struct ev_client *c, unsigned ci, const char *data, size_t n, double t)
+{
+	static char buf[2 * EV_PATMAX + 65536];
+	size_t len = c->ntail, from = 0;
+
+	memcpy(buf, c->tail, c->ntail);
+	memcpy(buf + len, data, n);
+	len += n;
+	while (c->next < s_npat) {
+		const char *hit = memmem(buf + from, len - from, s_pat[c->next], strlen(s_pat[c->next]));
+
+		if (!hit)
+			break;
+		printf("event %lu %u %.3f\n", c->next, ci, (t - s_pat_t[c->next]) * 1000.0);
+		from = (size_t)(hit - buf) + 1;
+		c->next++;
+	}
+	c->ntail = len < EV_PATMAX ? len : EV_PATMAX;
+	memcpy(c->tail, buf + len - c->ntail, c->ntail);
+}
+
+static int events(unsigned nclients, unsigned port, double seconds, unsigned interval_ms,
+		  unsigned timeout_ms, unsigned long first, const char *dev)
+{
+	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	struct ev_client *cl = calloc(nclients ? nclients : 1, sizeof(*cl));
+	struct epoll_event evs[256];
+	struct route r = { .plen = 64, .type = RTN_UNICAST, .table = RT_TABLE_MAIN };
+	static char rbuf[65536];
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	unsigned ready = 0, closed = 0;
+	unsigned long long bytes = 0;
+	double t0, end, next_probe, t;
+	unsigned long k = first;
+
+	r.ifidx = if_nametoindex(dev);
+	if (!cl || ep < 0 || (interval_ms && !r.ifidx)) {
+		fprintf(stderr, "nlload: events: no device %s or no memory\n", dev);
+		return 2;
+	}
+	for (unsigned i = 0; i < nclients; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
+
+		cl[i].fd = ev_connect(port);
+		if (cl[i].fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, cl[i].fd, &e) < 0) {
+			fprintf(stderr, "nlload: events: cannot open stream %u\n", i);
+			return 2;
+		}
+	}
+	t0 = now_s();
+	end = t0 + seconds;
+	next_probe = -1;
+	for (;;) {
+		int n, wait_ms;
+
+		t = now_s();
+		if (ready == nclients && next_probe < 0) {
+			printf("events ready %u\n", nclients);
+			fflush(stdout);
+			t0 = t;
+			end = t0 + seconds;
+			next_probe = interval_ms ? t0 : end + 1e9;
+		}
+		if (next_probe >= 0 && t >= next_probe && t < end && s_npat < EV_MAXPROBES) {
+			unsigned long before = s_errors;
+
+			memset(&r.dst, 0, sizeof(r.dst));
+			r.dst.s6_addr[0] = 0x20;
+			r.dst.s6_addr[1] = 0x01;
+			r.dst.s6_addr[2] = 0x0d;
+			r.dst.s6_addr[3] = 0xb8;
+			r.dst.s6_addr[4] = (unsigned char)(0xa0 | ((k >> 24) & 0x0f));
+			r.dst.s6_addr[5] = (unsigned char)(k >> 16);
+			r.dst.s6_addr[6] = (unsigned char)(k >> 8);
+			r.dst.s6_addr[7] = (unsigned char)k;
+			{
+				char pfx[INET6_ADDRSTRLEN];
+
+				inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
+				snprintf(s_pat[s_npat], EV_PATMAX, "\"dst\":\"%s/64\"", pfx);
+			}
+			put_route(RTM_NEWROUTE, flags_add, &r, 1);
+			flush();
+			s_pat_t[s_npat] = now_s();
+			if (s_errors == before)
+				s_npat++;
+			k++;
+			next_probe += interval_ms / 1000.0;
+		}
+		if (next_probe >= 0 && t >= end) {
+			/* the window is over: wait for the last probes, at most the timeout */
+			int pending = 0;
+
+			for (unsigned i = 0; i < nclients; i++)
+				pending |= !cl[i].closed && cl[i].next < s_npat;
+			if (!pending || t >= end + timeout_ms / 1000.0)
+				break;
+		}
+		wait_ms = 10;
+		n = epoll_wait(ep, evs, 256, wait_ms);
+		t = now_s();
+		for (int e = 0; e < n; e++) {
+			unsigned ci = evs[e].data.u32;
+			struct ev_client *c = &cl[ci];
+			ssize_t got = recv(c->fd, rbuf, sizeof(rbuf), MSG_DONTWAIT);
+
+			if (got <= 0) {
+				if (got < 0 && (errno == EAGAIN || errno == EINTR))
+					continue;
+				epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+				close(c->fd);
+				c->closed = 1;
+				closed++;
+				if (!c->head_done)
+					ready++;
+				continue;
+			}
+			c->bytes += (unsigned long long)got;
+			bytes += (unsigned long long)got;
+			if (!c->head_done) {
+				size_t take = (size_t)got < sizeof(c->hbuf) - 1 - c->nh
+						  ? (size_t)got
+						  : sizeof(c->hbuf) - 1 - c->nh;
+				char *eoh;
+
+				memcpy(c->hbuf + c->nh, rbuf, take);
+				c->nh += take;
+				c->hbuf[c->nh] = 0;
+				eoh = strstr(c->hbuf, "\r\n\r\n");
+				if (!eoh)
+					continue;
+				c->head_done = 1;
+				ready++;
+				if (strncmp(c->hbuf, "HTTP/1.1 200", 12) && strncmp(c->hbuf, "HTTP/1.0 200", 12))
+					fprintf(stderr, "nlload: events: stream %u: %.40s\n", ci, c->hbuf);
+				continue; /* the first bytes are the start of the stream, no probe yet */
+			}
+			ev_scan(c, ci, rbuf, (size_t)got, t);
+		}
+	}
+	for (unsigned i = 0; i < nclients; i++) {
+		for (unsigned long p = cl[i].next; p < s_npat; p++)
+			printf("event %lu %u timeout\n", p, i);
+		if (!cl[i].closed)
+			close(cl[i].fd);
+	}
+	printf("events clients %u bytes %llu closed %u probes %lu\n", nclients, bytes, closed,
+	       s_npat);
+	free(cl);
+	close(ep);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
@@ -528,7 +731,10 @@ int main(int argc, char **argv)
 	unsigned long lineno = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "rb:c:T:s:p:i:w:x:k:D:")) != -1) {
+	unsigned nclients = 0;
+	int ev_mode = 0;
+
+	while ((opt = getopt(argc, argv, "rb:c:T:s:p:i:w:x:k:D:e:")) != -1) {
 		if (opt == 'r')
 			flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
 		else if (opt == 'b')
@@ -551,18 +757,24 @@ int main(int argc, char **argv)
 			first = strtoul(optarg, NULL, 0);
 		else if (opt == 'D')
 			dev = optarg;
+		else if (opt == 'e') {
+			nclients = (unsigned)atoi(optarg);
+			ev_mode = 1;
+		}
 		else {
 			fprintf(
 			    stderr,
 			    "usage: nlload [-r] [-b BATCH] < routes\n"
 			    "       nlload -c RATE -T SECONDS [-s SEED] < routes\n"
-			    "       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n");
+			    "       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n"
+			    "       nlload -e CLIENTS -p PORT -T SECONDS [-i MS] [-x MS] [-k FIRST] "
+			    "[-D DEV]\n");
 			return 2;
 		}
 	}
 	if (batch < 1 || batch > MAXREQ)
 		batch = MAXREQ;
-	if (interval_ms < 1)
+	if (interval_ms < 1 && !ev_mode)
 		interval_ms = 1;
 	if (poll_ms < 1)
 		poll_ms = 1;
@@ -571,6 +783,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (rate > 0)
 		return churn(rate, seconds);
+	if (ev_mode && port)
+		return events(nclients, port, seconds, interval_ms, timeout_ms, first, dev);
 	if (port)
 		return probe(port, seconds, interval_ms, poll_ms, timeout_ms, first, dev);
 

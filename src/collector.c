@@ -43,6 +43,7 @@
 #include <linux/if_addr.h>
 
 #include "rtsnap/collector.h"
+#include "rtsnap/events.h"
 #include "rtsnap/log.h"
 #include "rtsnap/mirror.h"
 #include "rtsnap/nlconn.h"
@@ -922,7 +923,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 
 static int publish(struct coll *c, enum collector_trigger why)
 {
-	struct snapshot *s = NULL;
+	struct snapshot *s = NULL, *prev;
 	struct timespec t0, t1;
 	int64_t now;
 	int ret;
@@ -947,7 +948,8 @@ static int publish(struct coll *c, enum collector_trigger why)
 	s->trigger = (uint32_t)why;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->duration_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	snapshot_publish(s); /* immutable from here on */
+	prev = snapshot_acquire(); /* the snapshot s replaces, for the change stream */
+	snapshot_publish(s);	   /* immutable from here on */
 	now = snapshot_now_ms();
 	s_ok_count++;
 	stats_observe_duration(s->duration_s);
@@ -989,7 +991,9 @@ static int publish(struct coll *c, enum collector_trigger why)
 			wait_ms = cost_ms > PUBLISH_WAIT_MAX_MS ? cost_ms : PUBLISH_WAIT_MAX_MS;
 		c->next_pub_ms = now + wait_ms;
 	}
-	procfile_notify(); /* the --proc-file writer, if any, picks the new snapshot up */
+	procfile_notify();	/* the --proc-file writer, if any, picks the new snapshot up */
+	events_record(prev, s); /* /events: the diff of prev and s (events.h) */
+	snapshot_release(prev);
 	return 0;
 }
 

@@ -37,6 +37,7 @@
 #include "rtsnap/auth.h"
 #include "rtsnap/collector.h"
 #include "rtsnap/http.h"
+#include "rtsnap/http_events.h"
 #include "rtsnap/http_internal.h"
 #include "rtsnap/http_web.h"
 #include "rtsnap/log.h"
@@ -128,6 +129,15 @@ enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const
 	}
 	add_common_headers(r, rq, ctype);
 	stats_add(g_stats.http_bytes, len);
+	return queue(rq, status, r);
+}
+
+enum MHD_Result http_send_response(struct http_req *rq, unsigned int status, const char *ctype,
+				   struct MHD_Response *r)
+{
+	if (!r)
+		return MHD_NO;
+	add_common_headers(r, rq, ctype);
 	return queue(rq, status, r);
 }
 
@@ -563,6 +573,7 @@ static const struct endpoint s_endpoints[] = {
 	{ "/routes/lookup", http_ep_lookup, 0 }, { "/expiring", http_ep_expiring, 0 },
 	{ "/metrics", http_ep_metrics, 0 },	 { "/status", ep_status, 1 },
 	{ "/healthz", ep_healthz, 0 },		 { "/", http_ep_web, 0 },
+	{ "/events", http_ep_events, 0 },	 { "/changes", http_ep_changes, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
@@ -743,6 +754,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	rq.web = gen->wc;
+	rq.owner = gen;
 	if (gen->wc)
 		rq.site_headers = (const char *const *)gen->wc->headers;
 	(void)upload;
@@ -990,9 +1002,11 @@ static void gen_free(struct http_gen *gen)
 {
 	if (!gen)
 		return;
+	http_events_close(gen); /* no connection may be suspended when a daemon stops */
 	for (unsigned int i = 0; i < MAX_LISTEN; i++)
 		if (gen->mhd[i])
 			MHD_stop_daemon(gen->mhd[i]);
+	http_events_closed(gen);
 	webconfig_free(gen->wc);
 	free(gen);
 }
@@ -1037,7 +1051,8 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 		/* connections come from the gate (MHD_add_connection), never from a listen socket */
 		gen->mhd[i] = MHD_start_daemon(
 		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
-			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | (tls ? MHD_USE_TLS : 0),
+			MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+			(tls ? MHD_USE_TLS : 0),
 		    0, NULL, NULL, on_request, gen, MHD_OPTION_THREAD_POOL_SIZE, s_threads,
 		    MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
 		    s_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0,
@@ -1155,6 +1170,7 @@ int http_reload(struct webconfig *wc)
 	for (unsigned int i = 0; i < s_nlisten; i++)
 		http_gate_switch(s_gates[i], gen->mhd[i], gen->wc && gen->wc->tls);
 	s_cur = gen;
+	http_events_close(old); /* its streams reconnect to the new configuration */
 	old->retired_ms = mono_ms();
 	old->next = s_retired;
 	s_retired = old;

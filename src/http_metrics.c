@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "rtsnap/http_events.h"
 #include "rtsnap/http_internal.h"
 #include "rtsnap/http_web.h" /* http_web_accepts_gzip(): one Accept-Encoding parser */
 #include "rtsnap/render_metrics.h"
@@ -138,6 +139,7 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 	strbuf_reserve(&dyn, 8192);
 	render_metrics_scrape(rq->snap, rq->now_ms, &dyn);
 	render_http(&dyn);
+	http_events_metrics(&dyn);
 	render_metrics_process(&dyn);
 	n = render_metrics_body(rq->snap, &dyn, gzip, &segs);
 	if (n < 0) {

@@ -20,7 +20,9 @@
 
 #include "rtsnap/io.h"
 #include "rtsnap/collector.h"
+#include "rtsnap/events.h"
 #include "rtsnap/http.h"
+#include "rtsnap/http_events.h"
 #include "rtsnap/log.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
@@ -100,6 +102,14 @@ static void usage(FILE *f)
 	       "                          oldest are closed. SIZE: bytes (k, M, G suffixes),\n"
 	       "                          Nx (N times the current snapshot) or 0 (no bound);\n"
 	       "                          default 2x\n"
+	       "      --history N         changes kept for /events and /changes: the last N\n"
+	       "                          publications (default 4096, at least 16) ...\n"
+	       "      --history-bytes SIZE  ... and at most SIZE bytes of them (k, M, G;\n"
+	       "                          default 64M, at least 1M)\n"
+	       "      --stream-queue SIZE an /events stream further behind the newest event is\n"
+	       "                          told to resync and dropped (default 16M)\n"
+	       "      --stream-heartbeat S  a comment on an idle /events stream every S seconds\n"
+	       "                          (default 15)\n"
 	       "      --web-config-file PATH  TLS and basic auth (Prometheus exporter-toolkit\n"
 	       "                          web configuration; re-read on SIGHUP)\n"
 	       "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
@@ -164,6 +174,18 @@ static int parse_pinned(const char *s, unsigned long long *bytes, unsigned int *
 		return -EINVAL;
 	*bytes = v;
 	*factor = 0;
+	return 0;
+}
+
+/* A size: bytes with an optional k, M or G suffix. */
+static int parse_size(const char *s, size_t *out)
+{
+	unsigned long long b;
+	unsigned int factor;
+
+	if (parse_pinned(s, &b, &factor) || factor || b > SIZE_MAX)
+		return -EINVAL;
+	*out = (size_t)b;
 	return 0;
 }
 
@@ -235,6 +257,10 @@ int main(int argc, char **argv)
 		OPT_COLLECTOR_NICE,
 		OPT_WEB_CONFIG,
 		OPT_RA_REFRESH,
+		OPT_HISTORY,
+		OPT_HISTORY_BYTES,
+		OPT_STREAM_QUEUE,
+		OPT_STREAM_HEARTBEAT,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -255,6 +281,10 @@ int main(int argc, char **argv)
 		{ "max-pinned-bytes", required_argument, NULL, OPT_MAX_PINNED },
 		{ "collector-nice", required_argument, NULL, OPT_COLLECTOR_NICE },
 		{ "web-config-file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "history", required_argument, NULL, OPT_HISTORY },
+		{ "history-bytes", required_argument, NULL, OPT_HISTORY_BYTES },
+		{ "stream-queue", required_argument, NULL, OPT_STREAM_QUEUE },
+		{ "stream-heartbeat", required_argument, NULL, OPT_STREAM_HEARTBEAT },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
@@ -272,6 +302,10 @@ int main(int argc, char **argv)
 	};
 	const char *format = NULL, *proc_file = NULL, *web_config = NULL;
 	struct webconfig *web = NULL;
+	struct events_opts eopts = { .generations = EVENTS_HISTORY_DEFAULT,
+				     .bytes = EVENTS_HISTORY_BYTES_DEFAULT };
+	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
+					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
 	sigset_t block, orig;
@@ -378,6 +412,35 @@ int main(int argc, char **argv)
 		case OPT_MAX_PINNED:
 			if (parse_pinned(optarg, &max_pinned, &pinned_factor)) {
 				fprintf(stderr, "rtsnapd: bad --max-pinned-bytes '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_HISTORY:
+			if (parse_uint(optarg, 1000000, &eopts.generations) ||
+			    eopts.generations < EVENTS_HISTORY_MIN) {
+				fprintf(stderr, "rtsnapd: bad --history '%s' (%d to 1000000)\n",
+					optarg, EVENTS_HISTORY_MIN);
+				return 2;
+			}
+			break;
+		case OPT_HISTORY_BYTES:
+			if (parse_size(optarg, &eopts.bytes) ||
+			    eopts.bytes < EVENTS_HISTORY_BYTES_MIN) {
+				fprintf(stderr, "rtsnapd: bad --history-bytes '%s' (at least 1M)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_STREAM_QUEUE:
+			if (parse_size(optarg, &sopts.queue_bytes) || sopts.queue_bytes < 4096) {
+				fprintf(stderr, "rtsnapd: bad --stream-queue '%s' (at least 4k)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_STREAM_HEARTBEAT:
+			if (parse_uint(optarg, 3600, &sopts.heartbeat_s) || !sopts.heartbeat_s) {
+				fprintf(stderr, "rtsnapd: bad --stream-heartbeat '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -488,9 +551,18 @@ int main(int argc, char **argv)
 	fd_budget(nlisten, &max_conn, &max_pending);
 	if (!header_timeout)
 		header_timeout = http_timeout < 10 ? http_timeout : 10;
+	/* an event holds one publication's change: at most what a stream may lag behind */
+	eopts.max_event =
+	    eopts.bytes / 4 < sopts.queue_bytes / 2 ? eopts.bytes / 4 : sopts.queue_bytes / 2;
+	events_configure(&eopts);
 	ret = collector_start(&copts);
 	if (ret)
 		log_err("cannot take the first snapshot: %s", strerror(-ret));
+	if (!ret) {
+		ret = http_events_start(&sopts);
+		if (ret)
+			log_err("cannot start the change stream: %s", strerror(-ret));
+	}
 	if (!ret && proc_file) {
 		ret = procfile_start(proc_file);
 		if (ret)
@@ -499,7 +571,9 @@ int main(int argc, char **argv)
 	if (ret) {
 		webconfig_free(web);
 		collector_stop();
+		http_events_stop();
 		snapshot_shutdown();
+		events_shutdown();
 		return 1;
 	}
 	{
@@ -520,8 +594,10 @@ int main(int argc, char **argv)
 	}
 	if (ret) {
 		collector_stop();
+		http_events_stop();
 		procfile_stop();
 		snapshot_shutdown();
+		events_shutdown();
 		return 1;
 	}
 	log_info("rtsnapd %s running", RTSNAP_VERSION);
@@ -542,7 +618,9 @@ int main(int argc, char **argv)
 	log_info("stopping");
 	http_stop();
 	collector_stop();
+	http_events_stop(); /* after the collector: it wakes the fan-out thread */
 	procfile_stop();
 	snapshot_shutdown();
+	events_shutdown();
 	return 0;
 }

@@ -399,22 +399,22 @@ static int prefix_inside(const uint8_t *a, unsigned int alen, const uint8_t *p, 
 	return memcmp(m, p, 16) == 0;
 }
 
-static int uses_dev(const struct snapshot *s, const struct route *r, uint32_t ifindex)
+static int uses_dev(const struct route *r, uint32_t ifindex)
 {
 	if (r->nh_count > 1) {
 		for (unsigned int k = 0; k < r->nh_count; k++)
-			if (snapshot_route_nh(s, r, k)->ifindex == ifindex)
+			if (r->nhs[k].ifindex == ifindex)
 				return 1;
 		return 0;
 	}
 	return r->nh_count == 1 && r->nh.ifindex == ifindex;
 }
 
-static int uses_gateway(const struct snapshot *s, const struct route *r, const uint8_t gw[16])
+static int uses_gateway(const struct route *r, const uint8_t gw[16])
 {
 	if (r->nh_count > 1) {
 		for (unsigned int k = 0; k < r->nh_count; k++) {
-			const struct route_nh *nh = snapshot_route_nh(s, r, k);
+			const struct route_nh *nh = &r->nhs[k];
 
 			if (nh->has_gw && memcmp(nh->gw, gw, 16) == 0)
 				return 1;
@@ -424,10 +424,8 @@ static int uses_gateway(const struct snapshot *s, const struct route *r, const u
 	return r->nh_count == 1 && r->nh.has_gw && memcmp(r->nh.gw, gw, 16) == 0;
 }
 
-static int matches(const struct run_ctx *c, const struct route *r)
+int query_match(const struct query *q, const struct route *r, uint32_t dev_ifindex)
 {
-	const struct query *q = c->q;
-
 	if (r->placeholder)
 		return 0;
 	if ((q->set & QF_TABLE) && r->table != q->table)
@@ -444,11 +442,16 @@ static int matches(const struct run_ctx *c, const struct route *r)
 		return 0;
 	if ((q->set & QF_COVERS) && !prefix_inside(q->covers, q->covers_len, r->dst, r->dst_len))
 		return 0;
-	if ((q->set & QF_DEV) && (!c->ifindex || !uses_dev(c->s, r, c->ifindex)))
+	if ((q->set & QF_DEV) && (!dev_ifindex || !uses_dev(r, dev_ifindex)))
 		return 0;
-	if ((q->set & QF_GATEWAY) && !uses_gateway(c->s, r, q->gateway))
+	if ((q->set & QF_GATEWAY) && !uses_gateway(r, q->gateway))
 		return 0;
 	return 1;
+}
+
+static int matches(const struct run_ctx *c, const struct route *r)
+{
+	return query_match(c->q, r, c->ifindex);
 }
 
 /* Consider record i; returns 1 when the walk can stop. */
@@ -512,11 +515,11 @@ static int walk_table(struct run_ctx *c, int tpos)
 	return stop;
 }
 
-static uint32_t find_ifindex(const struct snapshot *s, const char *name)
+uint32_t query_find_ifindex(const struct route_link *links, size_t n, const char *name)
 {
-	for (size_t i = 0; i < s->ctx.nlinks; i++)
-		if (strcmp(s->ctx.links[i].name, name) == 0)
-			return s->ctx.links[i].ifindex;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(links[i].name, name) == 0)
+			return links[i].ifindex;
 	return 0;
 }
 
@@ -533,7 +536,7 @@ int query_run(const struct snapshot *s, const struct query *q, int64_t now_ms,
 	if (q->set & QF_AFTER)
 		c.resume = index_cursor_resume(s, &q->after);
 	if (q->set & QF_DEV)
-		c.ifindex = find_ifindex(s, q->dev);
+		c.ifindex = query_find_ifindex(s->ctx.links, s->ctx.nlinks, q->dev);
 	seg_add(&c.b, open_br, 1, SIZE_MAX);
 	if ((q->set & QF_EXPIRING) && q->expiring && !(q->set & (QF_COVERS | QF_PREFIX))) {
 		size_t n;

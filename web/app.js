@@ -3,14 +3,20 @@
 // kernel or /etc/iproute2 goes into the page with textContent or as an attribute
 // value, never as markup.
 //
-// Data: /status (polled with If-None-Match: its ETag is the snapshot generation),
-// /healthz, /metrics (per-table multipath, expiring and per-protocol counts),
-// /routes (server-side filters, paged with X-Next-After), /routes/lookup, /expiring,
-// /web/about.json (host name and namespace).
+// Data: /events (the change stream, filtered like the route browser: every publication is
+// an event, so it says when anything changed and whether the routes on screen did),
+// /status (with If-None-Match: its ETag is the snapshot generation; polled every second
+// only while the stream is not open), /healthz, /metrics (per-table multipath, expiring
+// and per-protocol counts), /routes (server-side filters, paged with X-Next-After),
+// /routes/lookup, /expiring, /web/about.json (host name and namespace).
 'use strict';
 
 (function () {
   const POLL_MS = 1000;
+  const POLL_STREAM_MS = 10000; // with the stream open: /healthz and counters only
+  const LIVE_MIN_MS = 1000; // at most one refresh per second from the stream
+  const STREAM_RETRY_MS = 10000; // a stream refused: poll, and try again this much later
+  const STREAM_DELAY_MS = 4000; // after the first render
   const FULL_STATUS_EVERY = 10; // polls: refresh counters even when the generation is the same
   const HISTORY_MAX = 600;
   const EXPIRING_MAX_ROWS = 500;
@@ -32,6 +38,12 @@
     countdowns: [], // {el, deadline (performance.now() ms), prefix}
     expCountdowns: [],
     violations: 0,
+    stream: null, // the EventSource, or null while polling
+    streamQs: null, // the filter it follows
+    streamEvents: 0,
+    lastChange: null, // {gen, added, removed, at}
+    live: { timer: null, page: false, last: 0 },
+    pollTimer: null,
   };
 
   const $ = (id) => document.getElementById(id);
@@ -337,6 +349,7 @@
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
     loadPage();
+    if (st.stream || st.streamQs !== null) openStream(); // follow the new filter's routes
   }
 
   async function loadPage() {
@@ -495,10 +508,107 @@
 
   // ---- live: poll /healthz and /status (If-None-Match), refresh on a new generation
 
-  async function refreshAll() {
+  async function refreshAll(withPage) {
     const gen = st.gen;
-    await Promise.all([loadSummary(), loadPage(), loadExpiring()]);
+    await Promise.all([loadSummary(), withPage === false ? null : loadPage(), loadExpiring()]);
     document.documentElement.dataset.renderedGen = String(gen); // every view shows gen (tests wait on it)
+  }
+
+  function liveText() {
+    const t = new Date().toLocaleTimeString('en-GB');
+    let s = st.stream ? 'Live: following changes, generation ' + st.gen
+      : 'Live: checked ' + t + ', generation ' + st.gen + ' (polling every ' + POLL_MS / 1000 + ' s)';
+    const c = st.lastChange;
+    if (st.stream && c) {
+      s += '; last change: generation ' + c.gen + ' at ' + c.at + ' (' +
+        (c.added + c.removed === 0 ? 'no route of this view' : '+' + c.added + ' \u2212' + c.removed + ' routes of this view') + ')';
+    }
+    setText('live', s + '.');
+    document.documentElement.dataset.stream = st.stream ? 'open' : 'polling';
+  }
+
+  // ---- live: the change stream; a refresh at most once a second
+
+  function streamQuery() {
+    const p = new URLSearchParams(st.page.qs);
+    p.delete('limit');
+    p.delete('after');
+    return p.toString();
+  }
+
+  function openStream() {
+    if (typeof EventSource === 'undefined') return;
+    const qs = streamQuery();
+    if (st.stream && st.streamQs === qs) return;
+    if (st.stream) st.stream.close();
+    const p = new URLSearchParams(qs);
+    if (st.gen !== null) p.set('since', String(st.gen)); // nothing missed since the views were read
+    const es = new EventSource('/events?' + p.toString());
+    st.stream = es;
+    st.streamQs = qs;
+    const onChange = (ev, resync) => {
+      if (es !== st.stream) return;
+      let d = null;
+      try { d = JSON.parse(ev.data); } catch (e) { return; }
+      st.streamEvents++;
+      document.documentElement.dataset.streamEvents = String(st.streamEvents);
+      const touched = resync || (d.added && d.added.length) || (d.removed && d.removed.length);
+      st.lastChange = { gen: d.generation, added: resync ? 0 : d.added.length, removed: resync ? 0 : d.removed.length,
+        at: new Date().toLocaleTimeString('en-GB') };
+      scheduleLive(!!touched);
+    };
+    es.onmessage = (ev) => onChange(ev, false);
+    es.addEventListener('resync', (ev) => onChange(ev, true)); // re-read everything
+    es.onopen = () => { if (es === st.stream) { liveText(); reschedulePoll(POLL_STREAM_MS); } };
+    es.onerror = () => {
+      if (es !== st.stream || es.readyState !== EventSource.CLOSED) return; // it reconnects by itself
+      st.stream = null; // refused (a filter it does not take, no slot): poll, and try again later
+      liveText();
+      reschedulePoll(POLL_MS);
+      setTimeout(openStream, STREAM_RETRY_MS);
+    };
+  }
+
+  function scheduleLive(page) {
+    st.live.page = st.live.page || page;
+    if (st.live.timer) return;
+    const wait = Math.max(0, st.live.last + LIVE_MIN_MS - performance.now());
+    st.live.timer = setTimeout(liveRefresh, wait);
+  }
+
+  async function liveRefresh() {
+    const page = st.live.page;
+    st.live.page = false;
+    st.live.last = performance.now();
+    try {
+      const res = await fetchJSON('/status');
+      if (res.status === 200) {
+        st.status = res.body;
+        st.statusAt = performance.now();
+        st.etag = res.headers.get('ETag');
+        st.gen = res.body.generation;
+        st.reachable = true;
+        renderHeader();
+        await refreshAll(page);
+        sample();
+      }
+    } catch (e) { /* the poll reports it */ }
+    st.live.timer = null;
+    liveText();
+    document.documentElement.dataset.gen = String(st.gen);
+    if (st.live.page) scheduleLive(false);
+  }
+
+  function sample() {
+    if (!st.status) return;
+    st.history.push({ t: Date.now(), routes: st.status.routes });
+    if (st.history.length > HISTORY_MAX) st.history.shift();
+    renderSpark();
+  }
+
+  function reschedulePoll(ms) {
+    clearTimeout(st.pollTimer);
+    st.pollTimer = setTimeout(poll, ms);
   }
 
   async function poll() {
@@ -522,19 +632,14 @@
         st.reachable = true;
         setText('live', 'rtsnapd: ' + errorText(res));
       }
-      if (st.status) {
-        st.history.push({ t: Date.now(), routes: st.status.routes });
-        if (st.history.length > HISTORY_MAX) st.history.shift();
-        renderSpark();
-      }
-      setText('live', 'Live: checked ' + new Date().toLocaleTimeString('en-GB') + ', generation ' + st.gen +
-        ' (polling every ' + POLL_MS / 1000 + ' s).');
+      sample();
+      liveText();
       document.documentElement.dataset.gen = String(st.gen);
     } catch (e) {
       if (st.reachable) { st.reachable = false; renderHeader(); }
       setText('live', 'rtsnapd did not answer at ' + new Date().toLocaleTimeString('en-GB') + '; retrying.');
     }
-    setTimeout(poll, POLL_MS);
+    reschedulePoll(st.stream ? POLL_STREAM_MS : POLL_MS);
   }
 
   async function start() {
@@ -589,6 +694,10 @@
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
     await poll(); // first /status: renders everything (a new generation)
+    // then follow the changes: a little later, so that whatever waits for the network to go
+    // quiet before it looks at the page (--dump-dom with --virtual-time-budget, a crawler)
+    // sees the page finished; the polls cover the first seconds
+    setTimeout(openStream, STREAM_DELAY_MS);
     if (location.hash.startsWith('#routes')) $('routes').scrollIntoView();
     document.documentElement.dataset.readyMs = performance.now().toFixed(0); // since navigation (bench)
     document.documentElement.dataset.ready = '1';

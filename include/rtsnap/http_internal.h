@@ -36,6 +36,7 @@ struct http_req {
 	const char *const *site_headers; /* http_server_config.headers of the web
 					    configuration: name, value, ..., NULL */
 	const struct webconfig *web;	 /* the connection's web configuration, or NULL */
+	const void *owner;		 /* the HTTP generation (daemons) serving it, for /events */
 };
 
 /*
@@ -46,6 +47,9 @@ enum MHD_Result http_send_error(struct http_req *rq, unsigned int status, const 
     __attribute__((format(printf, 3, 4)));
 enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const char *ctype,
 				 char *body, size_t len);
+/* Queue r (taken over; NULL is a failure) with the common headers (ctype, ETag, ...). */
+enum MHD_Result http_send_response(struct http_req *rq, unsigned int status, const char *ctype,
+				   struct MHD_Response *r);
 /*
  * Send segments that point into rq->snap (and into *dyn, whose bytes are handed over with
  * it), holding a snapshot reference until the response is freed. segs is copied and freed.
@@ -67,6 +71,9 @@ enum MHD_Result http_ep_routes(struct http_req *rq);
 enum MHD_Result http_ep_lookup(struct http_req *rq);
 enum MHD_Result http_ep_expiring(struct http_req *rq);
 enum MHD_Result http_ep_metrics(struct http_req *rq);
+/* http_events.c: the change stream (Server-Sent Events) and the change since a generation. */
+enum MHD_Result http_ep_events(struct http_req *rq);
+enum MHD_Result http_ep_changes(struct http_req *rq);
 
 /* For per-endpoint counters: endpoint path by index ("other" for unknown paths, index
  * HTTP_EP__MAX - 1), number of endpoints, and the status code counted in column idx of

@@ -83,6 +83,16 @@ int query_run(const struct snapshot *s, const struct query *q, int64_t now_ms,
 	      struct query_result *res) __attribute__((warn_unused_result));
 void query_result_free(struct query_result *res);
 
+/*
+ * Any thread. Whether route r passes every filter of q but limit= and after= (what /routes,
+ * /events and /changes select). dev_ifindex is q->dev resolved in the snapshot r comes from
+ * (query_find_ifindex; 0: no such device). A placeholder row never matches. The hops of a
+ * multipath r must be reachable through r->nhs.
+ */
+int query_match(const struct query *q, const struct route *r, uint32_t dev_ifindex);
+/* The ifindex of the link called name among links[0..n) (any order), 0 if none. */
+uint32_t query_find_ifindex(const struct route_link *links, size_t n, const char *name);
+
 /* A parsed /routes/lookup query. */
 struct lookup_query {
 	unsigned int have_addr;

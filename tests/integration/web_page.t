@@ -3,7 +3,8 @@
 # with known routes, compared with what the kernel and iproute2 say in that namespace:
 # table summary and protocol chart counts, a filter typed into the route browser, paging
 # with the X-Next-After cursor, a route's full JSON, the lookup box, the expiring list and
-# its countdown, a route added after the page loaded (shown without a reload), the stale
+# its countdown, routes added after the page loaded (shown without a reload, from the change
+# stream /events, which the page follows with the route browser's filter), the stale
 # banner, hostile table/device/protocol names shown as text, and without JavaScript the
 # links to the raw views. Over plain HTTP: content types, CSP, no inline script or style,
 # gzip bodies equal to the plain ones, ETag/304. Screenshots of each view: build/web-*.png.
@@ -265,17 +266,31 @@ cdp_wait "document.querySelector('#expiring-table tbody td').textContent !== $fi
 tap_ok $? "the countdown moves without a reload ($first -> $(cdp_eval 'document.querySelector("#expiring-table tbody td").textContent'))"
 cdp_screenshot "$SHOTS/web-expiring.png" '#expiring'
 
-# live: routes added after load appear without a reload
+# live: the page follows /events, filtered like the route browser; routes added after load
+# appear without a reload
 cdp_eval 'document.getElementById("filter-clear").click(), true' >/dev/null
 cdp_type '#filter input[name=prefix]' 2001:db8:77::/48
 cdp_key Enter
 page_is "No route matches."
+cdp_wait 'document.documentElement.dataset.stream === "open"' 10
+tap_ok $? "the page follows the change stream"
+tap_ok "$([ "$(http_get "$NS" /metrics | awk '$1 == "rtsnap_event_streams" { print $2 }')" -ge 1 ]; echo $?)" \
+	"rtsnapd counts the page's stream (rtsnap_event_streams)"
 cdp_eval 'window.__noReload = 1' >/dev/null
 gen0=$(cdp_eval 'document.documentElement.dataset.gen' | jq -r .)
+ev0=$(cdp_eval 'Number(document.documentElement.dataset.streamEvents || 0)')
 ip -n "$NS" -6 route add 2001:db8:77::/64 via 2001:db8:1::2
 ip -n "$NS" -6 route add 2001:db8:77:1::/64 dev v1 table 100
 page_is "Page 1: 2 routes"
 tap_ok $? "two routes added after load appear in the open route browser"
+tap_ok "$([ "$(cdp_eval 'Number(document.documentElement.dataset.streamEvents || 0)')" -gt "$ev0" ]; echo $?)" \
+	"they came as events on the stream"
+cdp_wait 'document.getElementById("live").textContent.includes(" routes of this view)")' 5
+tap_ok $? "the live line reports the change to the view ($(cdp_eval 'document.getElementById("live").textContent'))"
+sleep 1.2
+ip -n "$NS" -6 route add 2001:db8:88::/64 via 2001:db8:1::2 # outside the browser's filter
+cdp_wait 'document.getElementById("live").textContent.includes("(no route of this view)")' 10
+tap_ok $? "a change outside the filter: the stream says no route of the view changed"
 ip netns exec "$NS" ip -j -6 route show table all root 2001:db8:77::/48 | jq -r "$row_fmt" >"$RTSNAP_TMP/k.live"
 dom_routes >"$RTSNAP_TMP/d.live"
 tap_diff_ne "$RTSNAP_TMP/k.live" "$RTSNAP_TMP/d.live" "they are what ip shows"
