@@ -66,7 +66,11 @@ enum events_kind {
 	EVENTS_RESYNC, /* the routes are not known: re-read /routes */
 };
 
-/* A route of a change, with what filters need: r's hops point into the change. */
+/*
+ * A route of a change, with what filters need (query_match()): r's hops point into the
+ * change, r.metrics is NULL. Any other pointer a record carries into the segment it was
+ * copied from (a hop's encapsulation, say) must not be followed: the segment may be gone.
+ */
 struct events_route {
 	struct route r;
 	uint32_t off, len;	   /* its object in text */

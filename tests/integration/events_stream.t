@@ -91,7 +91,9 @@ churn() {
 churn
 # wait until the daemon has caught up with the kernel
 json_compare "$NS" "the final /routes equals ip -j -6 route show table all" http_get "$NS" /routes
-sleep 1.5 # a heartbeat on the idle streams
+# a heartbeat on the idle stream: within a second or two of the last event (the fan-out
+# thread looks every second)
+wait_until 5 sh -c "[ \$(grep -c '\"type\": \"comment\"' '$T/f1') -ge 2 ]"
 Gf=$(get /routes "$T/r1.json")
 get '/routes?table=100' "$T/r1f.json" >/dev/null
 tap_ok "$(wait_until 20 grep -q "\"id\": \"$Gf\"" "$T/f1"; echo $?)" "follower 1 received generation $Gf"
