@@ -383,19 +383,6 @@ static const char *const s_params[] = { "table",    "dev",    "protocol", "type"
 					"prefix",   "covers", "gateway",  "metric",
 					"expiring", "since",  NULL };
 
-static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *key,
-				size_t key_size, const char *value, size_t value_size)
-{
-	const char **bad = cls;
-
-	(void)kind;
-	if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
-		*bad = key;
-		return MHD_NO;
-	}
-	return MHD_YES;
-}
-
 /* A generation: decimal, no sign, 1-20 digits, fits 64 bits. 0 or -EINVAL. */
 static int parse_gen(const char *s, uint64_t *out)
 {
@@ -421,7 +408,7 @@ static int parse_args(struct http_req *rq, struct query *q, const char **since,
 
 	if (http_args_check(rq, s_params, res))
 		return 0;
-	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, find_nul, &bad);
+	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, http_find_nul, &bad);
 	if (bad) {
 		*res = http_send_error(rq, 400, "query parameter '%.64s' contains a NUL byte", bad);
 		return 0;

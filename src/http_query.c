@@ -19,8 +19,8 @@
  * libmicrohttpd decodes %00 into a NUL byte, which would silently cut a key or value short
  * ("prefix=2001:db8::%00junk" would read as a valid prefix). Refuse such parameters.
  */
-static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *key,
-				size_t key_size, const char *value, size_t value_size)
+enum MHD_Result http_find_nul(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			      const char *value, size_t value_size)
 {
 	const char **bad = cls;
 
@@ -39,7 +39,7 @@ static int args_ok(struct http_req *rq, const char *const *allowed, enum MHD_Res
 
 	if (http_args_check(rq, allowed, res))
 		return 0;
-	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, find_nul, &bad);
+	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, http_find_nul, &bad);
 	if (bad) {
 		*res = http_send_error(rq, 400, "query parameter '%.64s' contains a NUL byte", bad);
 		return 0;

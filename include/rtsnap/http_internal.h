@@ -63,6 +63,11 @@ enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status
  * parameter. Returns 0 when fine, else the result of the 400 already queued (as 1 + result).
  */
 int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Result *res);
+/* libmicrohttpd value iterator: stops at the first argument whose key or value holds a NUL
+ * (MHD decodes %00 into one, which would cut it short silently) and stores its key in
+ * *(const char **)cls. */
+enum MHD_Result http_find_nul(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			      const char *value, size_t value_size);
 /* If no snapshot is published yet, queue a 503 and return 1 (result in *res). */
 int http_no_snapshot(struct http_req *rq, enum MHD_Result *res);
 
