@@ -53,8 +53,9 @@
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
-#define STARTUP_TRIES 20  /* full dumps tried at start before serving an untrusted one */
-#define DRAIN_BUDGET_MS 5 /* publish after this long of continuous arrival */
+#define STARTUP_TRIES 20    /* full dumps tried at start before serving an untrusted one */
+#define DRAIN_BUDGET_MS 5   /* publish after this long of continuous arrival */
+#define RESYNC_DRAIN_MS 100 /* catching up before a full dump, at most */
 #define RESYNC_RETRY_MIN_MS 1000
 #define RESYNC_RETRY_MAX_MS 60000
 #define ENOBUFS_LOG_MS 10000 /* at most one overflow warning per this long */
@@ -808,6 +809,23 @@ static void ra_refresh(struct coll *c)
 /* ---- resync ---- */
 
 /*
+ * A resync the kernel's changes did not let us trust: try again later, backing off (at least
+ * four times what the dump cost, dump_ms).
+ */
+static void postpone(struct coll *c, enum collector_trigger why, int64_t dump_ms)
+{
+	stats_inc(g_stats.resyncs_postponed);
+	log_debug("resync (%s) postponed: the tables are changing", stats_trigger_name(why));
+	c->resync_backoff_ms =
+	    c->resync_backoff_ms ? c->resync_backoff_ms * 2 : RESYNC_RETRY_MIN_MS;
+	if (c->resync_backoff_ms < 4 * dump_ms)
+		c->resync_backoff_ms = 4 * dump_ms;
+	if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
+		c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
+	schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+}
+
+/*
  * Full dump, compared with the mirror and adopted as described at the top. Returns 0, or a
  * negative errno (the mirror and the published snapshot stay as they were).
  */
@@ -819,7 +837,13 @@ static int resync(struct coll *c, enum collector_trigger why)
 	int trusted, ret;
 	int64_t t0;
 
-	drain(c, 0); /* what happened before is in the dump; apply it to the mirror first */
+	/* what happened before is in the dump; apply it to the mirror first. Bounded: a
+	 * collector slower than the kernel's changes (a starved CPU, valgrind) would otherwise
+	 * apply them forever and never publish; a dump now would not be trusted anyway. */
+	if (!drain(c, RESYNC_DRAIN_MS) && c->m_valid) {
+		postpone(c, why, 0);
+		return -EAGAIN;
+	}
 	if (c->m && c->m_valid && mirror_has_oversized(c->m)) {
 		/* the dump would stop at that route, silently: it cannot check the mirror */
 		stats_inc(g_stats.resyncs_postponed);
@@ -854,17 +878,8 @@ static int resync(struct coll *c, enum collector_trigger why)
 	trusted = !notify_pending(c);
 	if (!trusted && c->m_valid) {
 		/* the kernel changed while we read it: the dump may miss live routes */
-		stats_inc(g_stats.resyncs_postponed);
-		log_debug("resync (%s) postponed: the tables changed during the dump",
-			  stats_trigger_name(why));
 		mirror_free(d);
-		c->resync_backoff_ms =
-		    c->resync_backoff_ms ? c->resync_backoff_ms * 2 : RESYNC_RETRY_MIN_MS;
-		if (c->resync_backoff_ms < 4 * (snapshot_now_ms() - t0))
-			c->resync_backoff_ms = 4 * (snapshot_now_ms() - t0);
-		if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
-			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
-		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+		postpone(c, why, snapshot_now_ms() - t0);
 		return -EAGAIN;
 	}
 	if (c->m) {
@@ -913,7 +928,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
 		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
 	}
-	drain(c, 0); /* what changed during the dump */
+	drain(c, DRAIN_BUDGET_MS); /* what changed during the dump; the rest in the main loop */
 	if (!c->dirty)
 		stats_set(g_stats.last_error, 0);
 	return 0;

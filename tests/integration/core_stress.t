@@ -60,7 +60,7 @@ for v in "${variants[@]}"; do
 	case $v in
 	asan) RTSNAPD=$TOP/build/asan/rtsnapd; wrap=() ;;
 	tsan) RTSNAPD=$TOP/build/tsan/rtsnapd; wrap=() ;;
-	valgrind) RTSNAPD=$TOP/build/rtsnapd; wrap=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99) ;;
+	valgrind) RTSNAPD=$TOP/build/rtsnapd; wrap=(valgrind -q --fair-sched=yes --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99) ;;
 	esac
 	log="$RTSNAP_TMP/$v.log"
 	if [ ${#wrap[@]} -gt 0 ]; then
@@ -90,7 +90,8 @@ for v in "${variants[@]}"; do
 	tap_diag "$v: $((gen1 - gen0)) publications in ${DURATION}s while serving $served rounds of 3 requests"
 	tap_is "$bad" 0 "$v: every response complete and well formed"
 	[ "$bad" = 0 ] || tap_diag "$(sort "$RTSNAP_TMP"/bad? | uniq -c | head)"
-	tap_ok "$([ $((gen1 - gen0)) -ge $((DURATION * 2)) ]; echo $?)" "$v: republished continuously ($((gen1 - gen0)) times)"
+	tap_ok "$([ $((gen1 - gen0)) -ge $((DURATION * 2)) ]; echo $?)" "$v: republished continuously ($((gen1 - gen0)) times)" ||
+		tap_diag "$(http_get "$NS" /metrics | grep -E '^rtsnap_(publications|full_dumps|resyncs_postponed|notifications_total|collector)')"
 	tap_ok "$([ "$served" -gt 0 ]; echo $?)" "$v: readers were served"
 	if [ ${#wrap[@]} -gt 0 ]; then
 		kill -TERM "$pid"
