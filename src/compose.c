@@ -15,17 +15,14 @@ static void free_views(struct snapshot *s)
 int snapshot_finish(struct snapshot *s)
 {
 	int ret = snapshot_seal(s);
-	size_t ml = 0;
 
 	s->free_views = free_views;
 	if (!ret)
 		ret = index_build(s);
-	if (!ret)
-		ret = render_metrics_build(s);
 	if (ret)
 		return ret;
-	render_metrics_snapshot_text(s, &ml);
-	/* the index, the metrics text and its gzip (a bound: it compresses better) */
-	s->views_bytes = index_bytes(s->lookup) + ml + ml / 2;
+	/* the index; the metrics text is built by the first scrape (render_metrics.c), a few
+	 * kilobytes unless --metrics-routes is on */
+	s->views_bytes = index_bytes(s->lookup);
 	return 0;
 }

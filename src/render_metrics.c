@@ -2,8 +2,9 @@
 /*
  * render_metrics.c - Prometheus text exposition (format 0.0.4).
  *
- * The per-snapshot families are counted in one pass over the records and rendered once per
- * snapshot, on the collector thread, together with a gzip form: a gzip header and the text
+ * The per-snapshot families are counted in one pass over the segments' aggregates and rendered
+ * once per snapshot, by the first scrape that reads it (a publication does not pay for them:
+ * under churn most snapshots are never scraped), together with a gzip form: a gzip header and the text
  * deflated with Z_SYNC_FLUSH, which ends on a byte boundary without a final block. A gzip
  * scrape then only deflates its few per-scrape kilobytes as the continuation of that stream
  * (a fresh raw deflate stream, ending with the final block) and appends the trailer, whose
@@ -484,14 +485,14 @@ fail:
 	return -ENOMEM;
 }
 
-int render_metrics_build(struct snapshot *s)
+static struct metrics_view *build_view(const struct snapshot *s)
 {
 	struct metrics_view *v = calloc(1, sizeof(*v));
 	struct strbuf sb = { 0 };
 	int ret;
 
 	if (!v)
-		return -ENOMEM;
+		return NULL;
 	family(&sb, "rtsnap_build_info", "gauge",
 	       "rtsnapd build information; the value is always 1.");
 	strbuf_puts(&sb, "rtsnap_build_info{version=\"");
@@ -509,16 +510,40 @@ int render_metrics_build(struct snapshot *s)
 	if (ret) {
 		strbuf_free(&sb);
 		free(v);
-		return ret;
+		return NULL;
 	}
 	v->text = strbuf_detach(&sb, &v->len);
-	ret = precompress(v);
-	if (ret) {
+	if (precompress(v)) {
 		render_metrics_free(v);
-		return ret;
+		return NULL;
 	}
-	s->metrics_view = v;
-	return 0;
+	return v;
+}
+
+static pthread_mutex_t s_build_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The per-snapshot part of s, built by the first caller (under s_build_lock, so once) and
+ * kept in s until it is freed; NULL when out of memory (the next scrape tries again). The
+ * snapshot is immutable to its readers: this cache is the one field written after
+ * publication, once, with release order.
+ */
+static const struct metrics_view *view_of(const struct snapshot *s)
+{
+	struct metrics_view *v, **slot = (struct metrics_view **)&s->metrics_view;
+
+	v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (v)
+		return v;
+	pthread_mutex_lock(&s_build_lock);
+	v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!v) {
+		v = build_view(s);
+		if (v)
+			__atomic_store_n(slot, v, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s_build_lock);
+	return v;
 }
 
 void render_metrics_free(struct metrics_view *v)
@@ -532,12 +557,14 @@ void render_metrics_free(struct metrics_view *v)
 
 const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len)
 {
-	if (!s || !s->metrics_view) {
+	const struct metrics_view *v = s ? view_of(s) : NULL;
+
+	if (!v) {
 		*len = 0;
-		return "";
+		return NULL;
 	}
-	*len = s->metrics_view->len;
-	return s->metrics_view->text;
+	*len = v->len;
+	return v->text;
 }
 
 /* ---- per-scrape part ---- */
@@ -805,15 +832,11 @@ static void put_le32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)(v >> 24);
 }
 
-/*
- * Replace *dyn by the deflate continuation of the snapshot's stream and the gzip trailer
- * (or by a whole gzip member when the snapshot has no pre-compressed part).
- */
+/* Replace *dyn by the deflate continuation of the snapshot's stream and the gzip trailer. */
 static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 {
 	z_stream z = { 0 };
 	struct strbuf out = { 0 };
-	size_t head = v ? 0 : sizeof(s_gzip_header);
 	uint32_t crc;
 	size_t total;
 	int ret;
@@ -823,12 +846,10 @@ static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 	/* the per-scrape text is a few kilobytes: a small window is enough and cheap */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -12, 6, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	if (!strbuf_reserve(&out, head + deflateBound(&z, dyn->len) + 16)) {
+	if (!strbuf_reserve(&out, deflateBound(&z, dyn->len) + 16)) {
 		deflateEnd(&z);
 		return -ENOMEM;
 	}
-	if (head)
-		strbuf_append(&out, s_gzip_header, head);
 	z.next_in = (unsigned char *)dyn->buf;
 	z.avail_in = (unsigned int)dyn->len;
 	z.next_out = (unsigned char *)out.buf + out.len;
@@ -841,9 +862,8 @@ static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 	}
 	out.len += z.total_out;
 	crc = (uint32_t)crc32(0, (const unsigned char *)dyn->buf, (uInt)dyn->len);
-	if (v)
-		crc = (uint32_t)crc32_combine(v->crc, crc, (z_off_t)dyn->len);
-	total = (v ? v->len : 0) + dyn->len;
+	crc = (uint32_t)crc32_combine(v->crc, crc, (z_off_t)dyn->len);
+	total = v->len + dyn->len;
 	put_le32((unsigned char *)out.buf + out.len, crc);
 	put_le32((unsigned char *)out.buf + out.len + 4, (uint32_t)total);
 	out.len += 8;
@@ -855,11 +875,11 @@ static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
 			struct render_seg **segs)
 {
-	const struct metrics_view *v = s ? s->metrics_view : NULL;
+	const struct metrics_view *v = view_of(s);
 	struct render_seg *sg;
 	int ret;
 
-	if (dyn->failed)
+	if (dyn->failed || !v)
 		return -ENOMEM;
 	sg = malloc(2 * sizeof(*sg));
 	if (!sg)
@@ -870,11 +890,11 @@ int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
 			free(sg);
 			return ret;
 		}
-		sg[0].p = v ? (const char *)v->gz : "";
-		sg[0].len = v ? v->gzlen : 0;
+		sg[0].p = (const char *)v->gz;
+		sg[0].len = v->gzlen;
 	} else {
-		sg[0].p = v ? v->text : "";
-		sg[0].len = v ? v->len : 0;
+		sg[0].p = v->text;
+		sg[0].len = v->len;
 	}
 	sg[1].p = dyn->buf ? dyn->buf : "";
 	sg[1].len = dyn->len;

@@ -5,8 +5,8 @@
  * A scrape is two parts:
  *   - the per-snapshot families (routes by table/protocol/type, multipath, per device,
  *     expiring by table, snapshot timestamp, build info, the optional per-route series),
- *     rendered once per snapshot by render_metrics_build() (collector thread, from
- *     snapshot_finish()), kept plain and pre-compressed;
+ *     rendered once per snapshot, by the first scrape that reads it (a publication does not
+ *     pay for them), kept in the snapshot plain and pre-compressed;
  *   - the time-dependent families (generation, age, next expiry, routes past their deadline,
  *     collector counters and duration histogram, process metrics), rendered per scrape into a
  *     small buffer with work independent of the table size (O(log expiring) at most).
@@ -36,12 +36,13 @@
 void render_metrics_set_routes(int on);
 void render_metrics_set_route_limit(unsigned long n);
 
-/* Collector thread (snapshot_finish). Fill s->metrics_view. 0 or -ENOMEM. */
-int render_metrics_build(struct snapshot *s) __attribute__((warn_unused_result));
 /* NULL is fine. */
 void render_metrics_free(struct metrics_view *v);
 
-/* The per-snapshot text of s (points into s; "" when s has no metrics view). Any thread. */
+/*
+ * Any thread (holding s). The per-snapshot text of s (points into s), built on first use;
+ * NULL with *len 0 when it cannot be built (out of memory).
+ */
 const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len);
 
 /*
@@ -61,7 +62,8 @@ void render_metrics_process(struct strbuf *sb);
 void render_metrics_label(struct strbuf *sb, const char *v);
 
 /*
- * Any thread (holding s). The /metrics body: the per-snapshot bytes of s followed by *dyn
+ * Any thread (holding s, not NULL). The /metrics body: the per-snapshot bytes of s (built by
+ * the first call for s) followed by *dyn
  * (the per-scrape text on entry). With gzip != 0 the body is one gzip member: the snapshot's
  * pre-compressed bytes, and *dyn replaced by the compressed continuation and trailer. On
  * success *segs (malloc()ed, caller frees; points into s and into *dyn) holds the segments

@@ -70,8 +70,10 @@ struct snapshot {
 	uint32_t *expiring;
 	size_t nexpiring;
 
-	/* views built on the sealed snapshot by the layers above (compose.c: index.c,
-	 * render_metrics.c), freed through free_views so that this module depends on none */
+	/* views built on the sealed snapshot by the layers above (compose.c: index.c;
+	 * render_metrics.c builds metrics_view at the first scrape, once, under its own lock:
+	 * the one field written after publication), freed through free_views so that this
+	 * module depends on none */
 	struct metrics_view *metrics_view;
 	struct lookup_index *lookup;
 	void (*free_views)(struct snapshot *s);

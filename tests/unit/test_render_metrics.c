@@ -531,12 +531,12 @@ static void test_gzip_body(void **state)
 	struct metrics_view *v;
 
 	(void)state;
+	assert_null(s->metrics_view); /* a publication does not build it: the first scrape does */
 	check_bodies(s);
-	check_bodies(s);     /* the pre-compressed part is reused, unchanged */
-	v = s->metrics_view; /* a snapshot without the part: a complete member per scrape */
-	s->metrics_view = NULL;
-	check_bodies(s);
-	s->metrics_view = v;
+	v = s->metrics_view;
+	assert_non_null(v);
+	check_bodies(s); /* the pre-compressed part is reused, unchanged */
+	assert_ptr_equal(s->metrics_view, v);
 	snapshot_free(s);
 
 	/* more than 1 MiB of per-snapshot text (the fast level, several deflate rounds) */
@@ -552,7 +552,6 @@ static void test_gzip_body(void **state)
 		add(big, r);
 	}
 	assert_int_equal(snapshot_finish(big), 0);
-	assert_true(big->metrics_view != NULL);
 	{
 		size_t len;
 
