@@ -548,6 +548,16 @@ int main(int argc, char **argv)
 	 */
 	if (!mallopt(M_TRIM_THRESHOLD, 32 << 20))
 		log_warn("mallopt(M_TRIM_THRESHOLD) failed");
+	/*
+	 * One arena for every thread. The first dump and publication run on this thread, later
+	 * ones on the collector's: with an arena per thread the segments that churn replaces are
+	 * freed into this thread's arena, which nothing allocates from again, while the
+	 * collector's grows. At 1 000 000 routes and 1 000 changes/s RSS rose from 577 to 973 MB
+	 * in 20 s (210 MB free in the main arena, given back only when idle). The other threads
+	 * allocate little (HTTP workers render into per-thread buffers they keep).
+	 */
+	if (!mallopt(M_ARENA_MAX, 1))
+		log_warn("mallopt(M_ARENA_MAX) failed");
 	fd_budget(nlisten, &max_conn, &max_pending);
 	if (!header_timeout)
 		header_timeout = http_timeout < 10 ? http_timeout : 10;

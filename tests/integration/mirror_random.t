@@ -14,8 +14,11 @@
 # presence still counts). At the end a SIGHUP resync compares a full dump with the mirror:
 # drift must be 0, and no full dump may have run besides the one at start and that one.
 #
-# SEED=N varies the operations (default 1), OPS=N their number (default 5000). On failure
-# the operation log of the failing burst and the differences are printed.
+# SEED=N varies the operations (default 1), OPS=N their number (default 5000); MR_RTSNAPD=PATH
+# runs the first variant with another build (a slower one, e.g. build/tsan/rtsnapd, shifts the
+# timing of notifications against targeted dumps). On failure
+# the operation log of the failing burst and the differences are printed (on stderr, so that
+# a non-verbose prove, as in make check, shows them too).
 . "$(dirname "$0")/../lib/common.sh"
 
 require_root
@@ -210,7 +213,7 @@ while [ $done_ops -lt "$N_OPS" ]; do
 		agree
 		tap_diag "$V: burst $bursts (operations $((done_ops - BURST + 1))-$done_ops) disagrees; its operations:" \
 			"$(cat "$D.ops")" "--- proc (kernel vs rtsnapd):" "$(diff -U2 "$D.kp" "$D.dp" | head -30)" \
-			"--- json (kernel vs rtsnapd):" "$(diff "$D.kj" "$D.dj" | head -20)"
+			"--- json (kernel vs rtsnapd):" "$(diff "$D.kj" "$D.dj" | head -20)" >&2
 		bad=1
 		break
 	fi
@@ -225,7 +228,8 @@ tap_is "$(st '[.collector.full_dumps[]] | add')" 1 "$V: no full dump besides the
 kill -HUP "${_daemon_pid[$NS]}"
 wait_until 10 sh -c "ip netns exec $NS curl -sg $RTSNAP_URL/status | jq -e '.collector.full_dumps.signal >= 1'"
 tap_ok $? "$V: SIGHUP ran a resync"
-tap_is "$(st .collector.resync_drift_routes)" 0 "$V: the resync found no drift between the mirror and the kernel"
+tap_is "$(st .collector.resync_drift_routes)" 0 "$V: the resync found no drift between the mirror and the kernel" ||
+	tap_diag "$(grep -A12 'resync drift' "${_daemon_log[$NS]}" | head -40)" >&2
 tap_is "$(st .collector.resyncs_postponed)" 0 "$V: the resync dump was trusted"
 wait_until 5 agree
 tap_ok $? "$V: after the resync rtsnapd still equals the kernel"
@@ -234,7 +238,7 @@ daemon_stop "$NS" >/dev/null
 tap_ok $? "$V: rtsnapd exits 0 on SIGTERM"
 }
 
-run_variant normal "$TOP/build/rtsnapd" "$OPS"
+run_variant normal "${MR_RTSNAPD:-$TOP/build/rtsnapd}" "$OPS"
 # the ASan+UBSan build over fewer operations: memory errors in the mirror's edge cases
 if [ -x "$TOP/build/asan/rtsnapd" ]; then
 	RANDOM=$((SEED + 1000))
