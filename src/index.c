@@ -132,11 +132,10 @@ int index_build(struct snapshot *s)
 		t->count = st->count;
 		ix->tids[ti].id = t->id;
 		ix->tids[ti].pos = (uint32_t)ti;
-		for (uint32_t k = st->seg0; k < st->seg0 + st->nseg; k++)
-			for (int w = 0; w < 3; w++) {
-				t->has0[w] |= s->segs[k]->lens0[w];
-				t->has1[w] |= s->segs[k]->lens1[w];
-			}
+		for (int w = 0; w < 3; w++) {
+			t->has0[w] = st->lens0[w];
+			t->has1[w] = st->lens1[w];
+		}
 		for (int l = 128; l >= 0; l--)
 			if (has_bit(t->has0, (unsigned int)l) || has_bit(t->has1, (unsigned int)l))
 				t->lens[t->nlens++] = (uint8_t)l;
@@ -148,9 +147,12 @@ int index_build(struct snapshot *s)
 		ix->exp_rec = malloc(s->nexpiring * sizeof(*ix->exp_rec));
 		if (!ix->exp_rec)
 			goto fail;
-		for (size_t k = 0; k < s->nsegs; k++)
-			for (uint32_t j = 0; j < s->segs[k]->nexp; j++)
-				ix->exp_rec[ix->nexp++] = s->seg_first[k] + s->segs[k]->exp[j];
+		for (size_t e = 0; e < s->nexp_segs; e++) {
+			const struct segment *g = s->segs[s->exp_segs[e]];
+
+			for (uint32_t j = 0; j < g->nexp; j++)
+				ix->exp_rec[ix->nexp++] = s->seg_first[s->exp_segs[e]] + g->exp[j];
+		}
 		ix->bytes += s->nexpiring * sizeof(*ix->exp_rec);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

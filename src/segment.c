@@ -280,7 +280,8 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	o_exp = place(&at, tmp.nexp * sizeof(uint16_t), _Alignof(uint16_t));
 	o_proc = place(&at, x->proc.len, 1);
 	o_json = place(&at, x->json.len, 1);
-	block = malloc(at);
+	at = (at + 63) & ~(size_t)63;
+	block = aligned_alloc(64, at); /* the header's hot fields in one cache line */
 	if (!block)
 		return -ENOMEM;
 	g = (struct segment *)block;
@@ -289,6 +290,7 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	g->table = table;
 	g->n = n;
 	g->bytes = at;
+	g->proc_len = (uint32_t)x->proc.len;
 	g->routes = (struct route *)(block + o_routes);
 	g->proc_off = (uint32_t *)(block + o_poff);
 	g->json_off = (uint32_t *)(block + o_joff);

@@ -93,10 +93,8 @@ size_t snapshot_bytes_estimate(const struct snapshot *s)
 	b +=
 	    s->nsegs * (sizeof(*s->segs) + sizeof(*s->seg_first)) + s->ntables * sizeof(*s->tables);
 	b += s->ctx.nlinks * sizeof(*s->ctx.links) + s->ctx.nnhobjs * sizeof(*s->ctx.nhobjs);
-	b += s->nexpiring * sizeof(*s->expiring) + s->views_bytes;
-	for (size_t k = 0; k < s->nsegs; k++)
-		b += s->segs[k]->bytes;
-	return b;
+	b += s->nexpiring * sizeof(*s->expiring) + s->nexp_segs * sizeof(*s->exp_segs);
+	return b + s->views_bytes + s->seg_bytes;
 }
 
 long snapshot_live_count(void)
@@ -625,12 +623,68 @@ int snapshot_prepare(struct snapshot *s)
 	return 0;
 }
 
+/* Serial of the snapshot composed last (collector thread, or the one builder). */
+static uint64_t s_last_composed;
+
+/*
+ * Append g and count it in one go, while its header is in cache: record offsets, tables,
+ * prefix lengths, expiring records, proc bytes, memory, and the memory shared with the
+ * snapshot composed before (g->mark). Nothing after this walks the segments again.
+ */
 int snapshot_add_segment(struct snapshot *s, struct segment *g)
 {
-	if (grow((void **)&s->segs, &s->segs_cap, s->nsegs, sizeof(*s->segs)))
+	struct snapshot_table *t = s->ntables ? &s->tables[s->ntables - 1] : NULL;
+	size_t k = s->nsegs, cap = s->segs_cap;
+
+	if (s->nroutes + g->n > UINT32_MAX)
+		return -E2BIG;
+	if (grow((void **)&s->segs, &s->segs_cap, k, sizeof(*s->segs)))
+		return -ENOMEM;
+	if (s->segs_cap != cap || !s->seg_first) {
+		uint32_t *p = realloc(s->seg_first, (s->segs_cap + 1) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->seg_first = p;
+	}
+	if (!t || t->id != g->table) {
+		if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
+			return -ENOMEM;
+		t = &s->tables[s->ntables++];
+		memset(t, 0, sizeof(*t));
+		t->id = g->table;
+		t->first = (uint32_t)s->nroutes;
+		t->seg0 = (uint32_t)k;
+	}
+	if (g->nexp &&
+	    grow((void **)&s->exp_segs, &s->exp_segs_cap, s->nexp_segs, sizeof(*s->exp_segs)))
 		return -ENOMEM;
 	segment_get(g);
-	s->segs[s->nsegs++] = g;
+	s->segs[k] = g;
+	s->seg_first[k] = (uint32_t)s->nroutes;
+	t->count += g->n;
+	t->lines += g->lines;
+	t->nseg++;
+	t->routes += g->nreal;
+	for (int w = 0; w < 3; w++) {
+		t->lens0[w] |= g->lens0[w];
+		t->lens1[w] |= g->lens1[w];
+	}
+	if (g->nexp) {
+		s->exp_segs[s->nexp_segs++] = (uint32_t)k;
+		s->nexp_records += g->nexp;
+	}
+	s->proc_len += g->proc_len;
+	s->seg_bytes += g->bytes;
+	if (!k) {
+		s->base_serial = s_last_composed;
+		s_last_composed = s->serial;
+	}
+	if (s->base_serial && g->mark == s->base_serial)
+		s->shared_bytes += g->bytes;
+	g->mark = s->serial;
+	s->nroutes += g->n;
+	s->nsegs++;
 	return 0;
 }
 
@@ -704,53 +758,27 @@ static int cmp_exp(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Record indexes, tables and the expiring-route index, from the segments. */
+/* The end of the record offsets, and the expiring-route index: O(expiring records). */
 static int seal(struct snapshot *s)
 {
 	struct exp_key *ek = NULL;
-	size_t i = 0, nexp = 0;
 
-	s->seg_first = malloc((s->nsegs + 1) * sizeof(*s->seg_first));
-	if (!s->seg_first)
-		return -ENOMEM;
-	s->ntables = 0;
-	s->proc_len = 0;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		const struct segment *g = s->segs[k];
-		struct snapshot_table *t = s->ntables ? &s->tables[s->ntables - 1] : NULL;
-
-		if (i + g->n > UINT32_MAX)
-			return -E2BIG;
-		if (!t || t->id != g->table) {
-			if (grow((void **)&s->tables, &s->tables_cap, s->ntables,
-				 sizeof(*s->tables)))
-				return -ENOMEM;
-			t = &s->tables[s->ntables++];
-			memset(t, 0, sizeof(*t));
-			t->id = g->table;
-			t->first = (uint32_t)i;
-			t->seg0 = (uint32_t)k;
-		}
-		s->seg_first[k] = (uint32_t)i;
-		t->count += g->n;
-		t->lines += g->lines;
-		t->nseg++;
-		t->routes += g->nreal;
-		i += g->n;
-		nexp += g->nexp;
-		s->proc_len += g->proc_off[g->n];
+	if (!s->seg_first) {
+		s->seg_first = malloc(sizeof(*s->seg_first));
+		if (!s->seg_first)
+			return -ENOMEM;
 	}
-	s->seg_first[s->nsegs] = (uint32_t)i;
-	s->nroutes = i;
-	if (!nexp)
+	s->seg_first[s->nsegs] = (uint32_t)s->nroutes;
+	if (!s->nexp_records)
 		return 0;
-	ek = malloc(nexp * sizeof(*ek));
-	s->expiring = malloc(nexp * sizeof(*s->expiring));
+	ek = malloc(s->nexp_records * sizeof(*ek));
+	s->expiring = malloc(s->nexp_records * sizeof(*s->expiring));
 	if (!ek || !s->expiring) {
 		free(ek);
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < s->nsegs; k++) {
+	for (size_t e = 0; e < s->nexp_segs; e++) {
+		size_t k = s->exp_segs[e];
 		const struct segment *g = s->segs[k];
 
 		for (uint32_t j = 0; j < g->nexp; j++) {
@@ -790,6 +818,7 @@ static void snapshot_destroy(struct snapshot *s)
 		segment_reclaim();
 	free(s->segs);
 	free(s->seg_first);
+	free(s->exp_segs);
 	free(s->tables);
 	free(s->expiring);
 	stage_free(s->stage);
@@ -829,18 +858,20 @@ void snapshot_publish(struct snapshot *s)
 	s->generation = ++s_generation;
 	s->refs = 1; /* the publication's own reference */
 	s->bytes = snapshot_bytes_estimate(s);
-	for (size_t k = 0; k < s->nsegs; k++)
-		s->segs[k]->mark = s->generation;
 	__atomic_store_n(&s_current_bytes, s->bytes, __ATOMIC_RELAXED);
 	old = current_xchg(s);
 	if (old) {
 		/* what keeping old costs from now on: its own parts and the segments it does not
-		 * share with s (before anyone can count it as retired) */
+		 * share with s (before anyone can count it as retired). Composed right after
+		 * old, s counted that while composing; else compare the marks. */
 		size_t own = snapshot_bytes_estimate(old);
 
-		for (size_t k = 0; k < old->nsegs; k++)
-			if (old->segs[k]->mark == s->generation)
-				own -= old->segs[k]->bytes;
+		if (s->base_serial == old->serial)
+			own -= s->shared_bytes;
+		else
+			for (size_t k = 0; k < old->nsegs; k++)
+				if (old->segs[k]->mark == s->serial)
+					own -= old->segs[k]->bytes;
 		old->bytes = own;
 		urcu_bp_synchronize_rcu();
 		void (*hook)(uint64_t) = __atomic_load_n(&s_retire_hook, __ATOMIC_ACQUIRE);

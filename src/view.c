@@ -83,7 +83,7 @@ int render_proc_segs(const struct snapshot *s, struct render_seg **out)
 		return -ENOMEM;
 	for (size_t k = 0; k < s->nsegs; k++) {
 		v[k].p = s->segs[k]->proc;
-		v[k].len = s->segs[k]->proc_off[s->segs[k]->n];
+		v[k].len = s->segs[k]->proc_len;
 	}
 	*out = v;
 	return (int)s->nsegs;
@@ -97,7 +97,7 @@ char *render_proc_text(const struct snapshot *s, size_t *len)
 	if (!p)
 		return NULL;
 	for (size_t k = 0; k < s->nsegs; k++) {
-		size_t l = s->segs[k]->proc_off[s->segs[k]->n];
+		size_t l = s->segs[k]->proc_len;
 
 		memcpy(p + n, s->segs[k]->proc, l);
 		n += l;

@@ -39,12 +39,21 @@ struct segment_count {
 };
 
 struct segment {
-	long refs; /* atomic */
+	/* what composing a snapshot reads of every segment (snapshot_add_segment()), together
+	 * at the start of the block, which is 64-byte aligned: one or two cache lines per
+	 * segment per publication */
+	long refs;     /* atomic */
+	size_t bytes;  /* memory held, approximately */
+	uint64_t mark; /* collector thread only: serial of the newest snapshot composed with it */
 	uint32_t table;
-	uint32_t n;	/* records (a placeholder row is a record) */
-	uint32_t nreal; /* records that are routes (not a placeholder row) */
-	uint32_t lines; /* proc lines */
-	uint32_t nexp;	/* records with a deadline, their positions in exp */
+	uint32_t n;	   /* records (a placeholder row is a record) */
+	uint32_t nreal;	   /* records that are routes (not a placeholder row) */
+	uint32_t lines;	   /* proc lines */
+	uint32_t nexp;	   /* records with a deadline, their positions in exp */
+	uint32_t proc_len; /* bytes of proc, proc_off[n] */
+	uint64_t lens0[3],
+	    lens1[3]; /* bit L: a route of dst_len L with / without a source prefix */
+
 	struct route *routes;
 	uint16_t *exp;
 	char *proc; /* the records' proc lines; record i's are [proc_off[i], proc_off[i + 1]) */
@@ -54,14 +63,10 @@ struct segment {
 	 * rendered per response instead ("expires" moves). */
 	char *json;
 	uint32_t *json_off;
-	uint64_t lens0[3],
-	    lens1[3]; /* bit L: a route of dst_len L with / without a source prefix */
 	struct segment_count *kinds, *devs;
 	uint32_t nkinds, ndevs;
 	uint32_t mp_routes; /* routes with more than one hop, and their hops */
 	uint64_t mp_nh;
-	size_t bytes;  /* memory held, approximately */
-	uint64_t mark; /* collector thread only: the newest generation composed with it */
 };
 
 /*

@@ -34,6 +34,8 @@ struct snapshot_table {
 	uint32_t routes; /* real routes (records minus placeholder) */
 	uint32_t lines;	 /* lines in the proc view (a multipath route is one line per nexthop) */
 	uint32_t seg0, nseg;
+	uint64_t lens0[3], lens1[3]; /* bit L: the table has a route of dst_len L with / without
+					a source prefix (the OR of its segments') */
 };
 
 struct snapshot_stage; /* snapshot.c: records added one by one, before finish */
@@ -56,6 +58,13 @@ struct snapshot {
 	size_t nroutes;	     /* records */
 	size_t proc_len;     /* bytes of the proc view */
 	size_t segs_built;   /* segments built for this snapshot rather than shared */
+	/* counted by snapshot_add_segment(): the segments with expiring records, those records,
+	 * the segments' memory, and how much of it the snapshot composed before
+	 * (base_serial) holds too */
+	uint32_t *exp_segs;
+	size_t nexp_segs, exp_segs_cap, nexp_records;
+	size_t seg_bytes, shared_bytes;
+	uint64_t base_serial;
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
 	/* interfaces, nexthop objects (sorted after snapshot_prepare) and iproute2 names (loaded
