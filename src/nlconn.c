@@ -62,8 +62,12 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode)
 	if (mode == NLCONN_NOTIFY) {
 		int sz = NOTIFY_RCVBUF;
 
+		socklen_t len = sizeof(sz);
+
 		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0 && sz > 0)
+			c->rcvbuf = (size_t)sz;
 		ret = nl_socket_add_memberships(
 		    c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
 		    RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR, RTNLGRP_ND_USEROPT, 0);

@@ -23,6 +23,7 @@ struct nlconn {
 	uint32_t seq;
 	char *buf; /* the last datagram received */
 	size_t bufsz;
+	size_t rcvbuf; /* the socket's receive buffer as the kernel sized it (SO_RCVBUF) */
 };
 
 enum nlconn_mode {
