@@ -50,6 +50,7 @@ bench_cleanup() {
 	done
 	BENCH_PIDS=()
 	for ns in "${BENCH_NS_LIST[@]}"; do
+		ip -n "$ns" -6 route flush table all >/dev/null 2>&1 # see bench_ns_delete
 		ip netns del "$ns" 2>/dev/null
 	done
 	BENCH_NS_LIST=()
@@ -118,6 +119,9 @@ bench_ns_create() {
 # bench_ns_delete NAME: delete now (the kernel frees the routes asynchronously).
 bench_ns_delete() {
 	local ns=$1 n keep=()
+	# the routes first: their memory comes back now, even if the kernel's namespace
+	# cleanup is slow or stuck
+	ip -n "$ns" -6 route flush table all >/dev/null 2>&1
 	ip netns del "$ns" 2>/dev/null
 	for n in "${BENCH_NS_LIST[@]}"; do [ "$n" = "$ns" ] || keep+=("$n"); done
 	BENCH_NS_LIST=("${keep[@]}")

@@ -206,6 +206,10 @@ _cleanup() {
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
 			_stop_pid "$pid"
 		done
+		# the routes first, while the namespace lives: route memory comes back now, even
+		# when the kernel's namespace cleanup is slow or stuck (a stuck cleanup keeps every
+		# namespace deleted after it, routes and all)
+		ip -n "$ns" -6 route flush table all >/dev/null 2>&1
 		ip netns delete "$ns" 2>/dev/null
 	done
 	if [ -z "$RTSNAP_KEEP_TMP" ]; then
