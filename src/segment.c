@@ -280,8 +280,10 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	o_exp = place(&at, tmp.nexp * sizeof(uint16_t), _Alignof(uint16_t));
 	o_proc = place(&at, x->proc.len, 1);
 	o_json = place(&at, x->json.len, 1);
-	at = (at + 63) & ~(size_t)63;
-	block = aligned_alloc(64, at); /* the header's hot fields in one cache line */
+	/* plain malloc(): aligned_alloc(64) left small free pieces beside every segment, and
+	 * RSS at 10 000 changes/s grew four times as fast (500 000 routes: +87 MB in 20 s
+	 * instead of +24 MB) */
+	block = malloc(at);
 	if (!block)
 		return -ENOMEM;
 	g = (struct segment *)block;

@@ -812,8 +812,11 @@ int snapshot_seal(struct snapshot *s)
 
 static void snapshot_destroy(struct snapshot *s)
 {
-	for (size_t k = 0; k < s->nsegs; k++)
+	for (size_t k = 0; k < s->nsegs; k++) {
+		if (k + 8 < s->nsegs)
+			__builtin_prefetch(s->segs[k + 8], 1); /* see mirror_snapshot() */
 		segment_put(s->segs[k]);
+	}
 	if (s->nsegs)
 		segment_reclaim();
 	free(s->segs);

@@ -40,8 +40,7 @@ struct segment_count {
 
 struct segment {
 	/* what composing a snapshot reads of every segment (snapshot_add_segment()), together
-	 * at the start of the block, which is 64-byte aligned: one or two cache lines per
-	 * segment per publication */
+	 * at the start of the block: two cache lines per segment per publication at most */
 	long refs;     /* atomic */
 	size_t bytes;  /* memory held, approximately */
 	uint64_t mark; /* collector thread only: serial of the newest snapshot composed with it */

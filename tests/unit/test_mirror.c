@@ -906,6 +906,74 @@ static void test_publication_shares_segments(void **state)
 	mirror_free(fresh);
 }
 
+/*
+ * Churn through chunk splits and shrinks: random adds and deletes over 4 096 keys (every
+ * chunk splits, many empty), each published; the views equal a mirror loaded from scratch
+ * with the final routes, and the mirror's memory follows its routes down.
+ */
+static void test_churn_splits_and_shrinks(void **state)
+{
+	enum { KEYS = 4096, OPS = 20000 };
+	static unsigned char live[KEYS];
+	struct mirror *m = new_mirror(), *fresh = new_mirror();
+	struct snapshot *s = NULL, *f = NULL;
+	struct mirror_delta d = { 0 };
+	unsigned int x = 12345, n = 0;
+	size_t full_bytes, end_bytes;
+	char *vm, *vf;
+
+	(void)state;
+	memset(live, 0, sizeof(live));
+	for (unsigned int i = 0; i < KEYS; i += 2) { /* half the keys, loaded as by a dump */
+		gen_route(i, 2);
+		assert_int_equal(mirror_load_route(m, &s_pr), 0);
+		live[i] = 1;
+		n++;
+	}
+	full_bytes = mirror_bytes(m);
+	for (unsigned int op = 0; op < OPS; op++) {
+		unsigned int k;
+
+		x = x * 1103515245u + 12345u;
+		k = (x >> 8) % KEYS;
+		gen_route(k, 2);
+		if (live[k]) {
+			assert_int_equal(mirror_apply_del(m, &s_pr, &d), 0);
+			live[k] = 0;
+			n--;
+		} else if (op < OPS / 2 || (x >> 4) % 4 == 0) { /* then mostly deletes */
+			apply(m, NLM_F_CREATE | NLM_F_EXCL);
+			live[k] = 1;
+			n++;
+		}
+		if (op % 997 == 0) {
+			assert_int_equal(mirror_snapshot(m, &s), 0);
+			snapshot_free(s);
+			s = NULL;
+		}
+	}
+	assert_int_equal(mirror_routes(m), n);
+	for (unsigned int i = 0; i < KEYS; i++)
+		if (live[i]) {
+			gen_route(i, 2);
+			assert_int_equal(mirror_load_route(fresh, &s_pr), 0);
+		}
+	vm = views_of(m, &s);
+	vf = views_of(fresh, &f);
+	assert_string_equal(vm, vf);
+	/* fewer routes than at the start, in split and shrunk chunks: memory per route within
+	 * twice that of the full chunks a dump makes */
+	end_bytes = mirror_bytes(m);
+	assert_true(n < KEYS / 2);
+	assert_true(end_bytes * (KEYS / 2) < 2 * full_bytes * n);
+	free(vm);
+	free(vf);
+	snapshot_free(s);
+	snapshot_free(f);
+	mirror_free(m);
+	mirror_free(fresh);
+}
+
 static const struct stream s_streams[] = {
 	{ "notify-ecmp", NULL, NULL },	    { "notify-nexthops", NULL, NULL },
 	{ "notify-links", NULL, NULL },	    { "notify-misc", NULL, NULL },
@@ -936,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_one_hop_delete_of_two),
 		cmocka_unit_test(test_publication_shares_segments),
 		cmocka_unit_test(test_dump_repeat_is_one_route),
+		cmocka_unit_test(test_churn_splits_and_shrinks),
 		STREAM_TESTS(0, "notify-ecmp"),
 		STREAM_TESTS(1, "notify-nexthops"),
 		STREAM_TESTS(2, "notify-links"),
