@@ -66,6 +66,7 @@
 #define OVERFLOW_QUIET_MS 200
 #define PUBLISH_WAIT_FACTOR 19	    /* see publish() */
 #define HOLD_RCVBUF_MIN (16u << 20) /* see collector_main() */
+#define HOLD_MAX_MS 100		    /* a longer wait (--debounce-ms, a failure) reads as it goes */
 #define PUBLISH_WAIT_MAX_MS 30
 #define OVERFLOW_WAIT_MAX_MS 5000
 
@@ -1067,10 +1068,11 @@ static void *collector_main(void *arg)
 		if (segment_reclaim_pending() && wake > now + 1100)
 			wake = now + 1100; /* freed segment memory to give back once idle */
 		timeout = wake == INT64_MAX ? -1 : (wake <= now ? 0 : (int)(wake - now));
-		/* a publication is due at a set time (at most PUBLISH_WAIT_MAX_MS plus its cost
-		 * away): let what arrives meanwhile gather in the socket and read it all then,
-		 * rather than waking for every message, if the buffer can hold that long */
-		hold = c->dirty && publish_at(c) > now && c->notify.rcvbuf >= HOLD_RCVBUF_MIN;
+		/* a publication is due soon (PUBLISH_WAIT_MAX_MS plus its cost, typically): let
+		 * what arrives meanwhile gather in the socket and read it all then, rather than
+		 * waking for every message, if the buffer can hold that long */
+		hold = c->dirty && publish_at(c) > now && publish_at(c) - now <= HOLD_MAX_MS &&
+		       c->notify.rcvbuf >= HOLD_RCVBUF_MIN;
 		if (poll(pfd, hold ? 1 : 2, timeout) < 0 && errno != EINTR)
 			break;
 		if (hold) {
@@ -1088,6 +1090,8 @@ static void *collector_main(void *arg)
 			break;
 		if (pfd[1].revents & (POLLIN | POLLERR))
 			empty = drain(c, DRAIN_BUDGET_MS);
+		else if (hold)
+			empty = 0; /* not read: a targeted dump would be newer than what waits */
 		if (c->next_ra_ms && snapshot_now_ms() >= c->next_ra_ms)
 			ra_refresh(c);
 		if (empty)
