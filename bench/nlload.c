@@ -268,6 +268,20 @@ static int open_socket(void)
 	return 0;
 }
 
+/* Probe k's prefix: 2001:db8:a<k>::/64 (k below 2^28), outside every generated route. */
+static void probe_prefix(struct in6_addr *a, unsigned long k)
+{
+	memset(a, 0, sizeof(*a));
+	a->s6_addr[0] = 0x20;
+	a->s6_addr[1] = 0x01;
+	a->s6_addr[2] = 0x0d;
+	a->s6_addr[3] = 0xb8;
+	a->s6_addr[4] = (unsigned char)(0xa0 | ((k >> 24) & 0x0f));
+	a->s6_addr[5] = (unsigned char)(k >> 16);
+	a->s6_addr[6] = (unsigned char)(k >> 8);
+	a->s6_addr[7] = (unsigned char)k;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -478,15 +492,7 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned p
 	double t0 = now_s(), end = t0 + seconds;
 	for (unsigned long p = 0; t0 + (double)p * interval_ms / 1000.0 < end; p++, k++) {
 		sleep_until(t0 + (double)p * interval_ms / 1000.0);
-		memset(&r.dst, 0, sizeof(r.dst));
-		r.dst.s6_addr[0] = 0x20;
-		r.dst.s6_addr[1] = 0x01;
-		r.dst.s6_addr[2] = 0x0d;
-		r.dst.s6_addr[3] = 0xb8;
-		r.dst.s6_addr[4] = (unsigned char)(0xa0 | ((k >> 24) & 0x0f));
-		r.dst.s6_addr[5] = (unsigned char)(k >> 16);
-		r.dst.s6_addr[6] = (unsigned char)(k >> 8);
-		r.dst.s6_addr[7] = (unsigned char)k;
+		probe_prefix(&r.dst, k);
 		inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
 		snprintf(want, sizeof(want), "\"dst\":\"%s/64\"", pfx);
 		/* the low 64 bits are zero, so pfx ends in "::": ask for <prefix>::1 */
@@ -633,15 +639,7 @@ static int events(unsigned nclients, unsigned port, double seconds, unsigned int
 		if (next_probe >= 0 && t >= next_probe && t < end && s_npat < EV_MAXPROBES) {
 			unsigned long before = s_errors;
 
-			memset(&r.dst, 0, sizeof(r.dst));
-			r.dst.s6_addr[0] = 0x20;
-			r.dst.s6_addr[1] = 0x01;
-			r.dst.s6_addr[2] = 0x0d;
-			r.dst.s6_addr[3] = 0xb8;
-			r.dst.s6_addr[4] = (unsigned char)(0xa0 | ((k >> 24) & 0x0f));
-			r.dst.s6_addr[5] = (unsigned char)(k >> 16);
-			r.dst.s6_addr[6] = (unsigned char)(k >> 8);
-			r.dst.s6_addr[7] = (unsigned char)k;
+			probe_prefix(&r.dst, k);
 			{
 				char pfx[INET6_ADDRSTRLEN];
 
