@@ -237,7 +237,8 @@ struct seg_ctx {
 	struct http_pin pin; /* in the registry of responses holding a snapshot (http_pin.c) */
 	struct snapshot *snap;
 	struct strbuf dyn;
-	struct render_seg *segs; /* reader path only */
+	struct render_seg *segs;	 /* reader path only */
+	struct render_proc_reader *proc; /* the proc text's reader, instead of segs */
 	unsigned int nseg, cur;
 	size_t off;   /* into segs[cur] */
 	uint64_t pos; /* body bytes handed out so far */
@@ -251,7 +252,64 @@ static void seg_free(void *cls)
 	snapshot_release(c->snap);
 	strbuf_free(&c->dyn);
 	free(c->segs);
+	if (c->proc)
+		render_proc_reader_free(c->proc);
+	free(c->proc);
 	free(c);
+}
+
+static ssize_t proc_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct seg_ctx *c = cls;
+	ssize_t n;
+
+	if (pos != c->pos) { /* not sequential (never seen): start again and skip to pos */
+		char skip[4096];
+
+		render_proc_reader_free(c->proc);
+		render_proc_reader_init(c->proc, c->snap);
+		for (c->pos = 0; c->pos < pos; c->pos += (uint64_t)n) {
+			n = render_proc_read(c->proc, skip,
+					     pos - c->pos < sizeof(skip) ? pos - c->pos
+									 : sizeof(skip));
+			if (n <= 0)
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+	}
+	n = render_proc_read(c->proc, buf, max);
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	c->pos += (uint64_t)n;
+	return n ? n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* The proc text of rq's snapshot, rendered as libmicrohttpd asks for it. */
+static enum MHD_Result send_proc(struct http_req *rq)
+{
+	struct seg_ctx *c = calloc(1, sizeof(*c));
+	struct MHD_Response *r = NULL;
+	uint64_t total = rq->snap->proc_len;
+
+	if (c)
+		c->proc = malloc(sizeof(*c->proc));
+	if (!c || !c->proc) {
+		free(c);
+		return MHD_NO;
+	}
+	c->snap = rq->snap;
+	rq->snap = NULL; /* the response holds the reference now */
+	render_proc_reader_init(c->proc, c->snap);
+	r = MHD_create_response_from_callback(total, 64 * 1024, proc_read, c, seg_free);
+	if (!r) {
+		seg_free(c);
+		return MHD_NO;
+	}
+	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
+	add_common_headers(r, rq, "text/plain; charset=utf-8");
+	rq->snap = NULL;
+	http_pin_add(&c->pin, rq->conn, c->snap, total);
+	stats_add(g_stats.http_bytes, total);
+	return queue(rq, 200, r);
 }
 
 static ssize_t seg_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -404,17 +462,11 @@ int http_no_snapshot(struct http_req *rq, enum MHD_Result *res)
 static enum MHD_Result ep_proc(struct http_req *rq)
 {
 	static const char *const allowed[] = { NULL };
-	struct render_seg *segs;
 	enum MHD_Result res;
-	int n;
 
 	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
-	n = render_proc_segs(rq->snap, &segs);
-	if (n < 0)
-		return MHD_NO;
-	return http_send_snapshot_segs(rq, 200, "text/plain; charset=utf-8", segs, (unsigned int)n,
-				       NULL);
+	return send_proc(rq);
 }
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)

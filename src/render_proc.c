@@ -26,22 +26,46 @@
 
 #define IFF_LOOPBACK_FLAG 0x8 /* IFF_LOOPBACK; <net/if.h> clashes with <linux/if.h> */
 
-static const char s_hex[] = "0123456789abcdef";
+/* The eight hex digits of 4 bytes b (b[0]'s first), in one 64-bit store: lines are rendered
+ * per read, and a digit at a time was a third of a read's time. */
+static char *put_hex4(char *p, const uint8_t *b)
+{
+	uint64_t x = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	uint64_t ten;
+
+	/* nibble i of the value into byte i, then the most significant one first in memory */
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	ten = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull; /* nibble > 9 */
+	x += 0x3030303030303030ull + ten * ('a' - '0' - 10);
+	memcpy(p, &x, 8);
+	return p + 8;
+}
 
 static char *put_hex_bytes(char *p, const uint8_t *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		*p++ = s_hex[b[i] >> 4];
-		*p++ = s_hex[b[i] & 15];
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4)
+		p = put_hex4(p, b + i);
+	for (; i < n; i++) {
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 15];
 	}
 	return p;
 }
 
 static char *put_hex32(char *p, uint32_t v)
 {
-	for (int sh = 28; sh >= 0; sh -= 4)
-		*p++ = s_hex[(v >> sh) & 15];
-	return p;
+	const uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+			       (uint8_t)v };
+
+	return put_hex4(p, b);
 }
 
 /*
@@ -49,10 +73,8 @@ static char *put_hex32(char *p, uint32_t v)
  * A route that uses a nexthop object never is one: its fib6_info keeps its own flags, and a
  * blackhole nexthop object only lends it the loopback device.
  */
-static int is_reject(const struct route_ctx *s, const struct route *r)
+static int is_reject(const struct route *r, const struct route_link *l)
 {
-	const struct route_link *l;
-
 	if (r->nhid)
 		return 0;
 	switch (r->type) {
@@ -71,7 +93,6 @@ static int is_reject(const struct route_ctx *s, const struct route *r)
 			return 0;
 		if (r->type == RTN_ANYCAST && r->protocol == RTPROT_KERNEL)
 			return 0;
-		l = route_ctx_link(s, r->nh.ifindex);
 		if (!l || !(l->flags & IFF_LOOPBACK_FLAG))
 			return 0;
 		{
@@ -82,12 +103,19 @@ static int is_reject(const struct route_ctx *s, const struct route *r)
 	}
 }
 
-uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
-			   const struct route_nh *nh)
+/* The single-path route's device (the one the checks below look at), or NULL. */
+static const struct route_link *dev0(const struct route_ctx *s, const struct route *r)
+{
+	return r->nh_count == 1 ? route_ctx_link(s, r->nh.ifindex) : NULL;
+}
+
+/* render_proc_flags() with l = dev0(s, r). */
+static uint32_t flags_of(const struct route *r, const struct route_nh *nh,
+			 const struct route_link *l)
 {
 	uint32_t f;
 
-	if (r->placeholder || is_reject(s, r))
+	if (r->placeholder || is_reject(r, l))
 		return RTF_REJECT | RTF_NONEXTHOP;
 	f = RTF_UP;
 	if (nh && nh->has_gw)
@@ -106,7 +134,7 @@ uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
 		f |= RTF_EXPIRES;
 	if (r->pref != ROUTE_PREF_NONE)
 		f |= RTF_PREF(r->pref & 3);
-	if (route_ra_candidate(r, r->nh_count == 1 ? route_ctx_link(s, r->nh.ifindex) : NULL)) {
+	if (route_ra_candidate(r, l)) {
 		f |= RTF_ADDRCONF;
 		if (r->dst_len == 0)
 			f |= RTF_DEFAULT;
@@ -118,57 +146,24 @@ uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
 	return f;
 }
 
-/* One line; p has room for LINE_MAX_LEN bytes. Returns the end. */
+uint32_t render_proc_flags(const struct route_ctx *s, const struct route *r,
+			   const struct route_nh *nh)
+{
+	return flags_of(r, nh, dev0(s, r));
+}
+
+/* One line; p has room for LINE_MAX_LEN bytes. */
 #define LINE_MAX_LEN 160
-/* The loopback device's name while segments are rendered (collector thread only): the
- * kernel prints it, renamed or not, for reject routes and placeholder rows. */
-static const char *s_lo = "lo";
-static const char *loopback_name(const struct route_ctx *s);
+#define LINE_DEV_COL 141 /* 32+1+2+1+32+1+2+1+32+1+8+1+8+1+8+1+8+1 */
 
-static char *put_line(char *p, const struct route_ctx *s, const struct route *r,
-		      const struct route_nh *nh)
-{
-	static const uint8_t zero[16];
+/* What one line of a record shows: the nexthop (or NULL) and the device column. */
+struct pline {
+	const struct route_nh *nh;
 	const char *dev;
-	size_t dl;
-	int reject = r->placeholder || is_reject(s, r);
-
-	p = put_hex_bytes(p, r->dst, 16);
-	*p++ = ' ';
-	p = put_hex_bytes(p, &r->dst_len, 1);
-	*p++ = ' ';
-	p = put_hex_bytes(p, r->src, 16);
-	*p++ = ' ';
-	p = put_hex_bytes(p, &r->src_len, 1);
-	*p++ = ' ';
-	p = put_hex_bytes(p, (!reject && nh && nh->has_gw) ? nh->gw : zero, 16);
-	*p++ = ' ';
-	p = put_hex32(p, r->metric);
-	*p++ = ' ';
-	p = put_hex32(p, 1); /* refcnt: not exposed by netlink */
-	*p++ = ' ';
-	p = put_hex32(p, 0); /* use: always 0 */
-	*p++ = ' ';
-	p = put_hex32(p, render_proc_flags(s, r, nh));
-	*p++ = ' ';
-	dev = reject ? s_lo : (nh ? route_ctx_link_name(s, nh->ifindex) : "");
-	dl = strnlen(dev, 15);
-	for (size_t i = dl; i < 8; i++)
-		*p++ = ' ';
-	memcpy(p, dev, dl);
-	p += dl;
-	*p++ = '\n';
-	return p;
-}
-
-/* The loopback device's name (the kernel uses it for reject routes and blackhole nexthops). */
-static const char *loopback_name(const struct route_ctx *s)
-{
-	for (size_t i = 0; i < s->nlinks; i++)
-		if (s->links[i].flags & IFF_LOOPBACK_FLAG)
-			return s->links[i].name;
-	return "lo";
-}
+	const struct route_link *l0; /* dev0() of the record */
+	int reject;
+	struct route_nh obj; /* a nexthop object's hop, when nh points here */
+};
 
 /*
  * The nexthop /proc shows for a route using nexthop object r->nhid: the object's, or for a
@@ -196,53 +191,122 @@ static int resolve_nhobj(const struct route_ctx *s, const struct route *r, struc
 	return 0;
 }
 
-/* A line for a route that uses a nexthop object. */
-static char *put_nhobj_line(char *p, const struct route_ctx *s, const struct route *r)
+static unsigned int line_count(const struct route *r)
 {
-	struct route_nh nh;
-	int bh = resolve_nhobj(s, r, &nh);
-	char *start = p;
+	return r->nh_count > 1 && !r->nhid ? r->nh_count : 1;
+}
 
-	if (bh < 0)
-		return put_line(p, s, r, r->nh_count ? route_nh(r, 0) : NULL);
-	p = put_line(p, s, r, &nh);
-	if (bh == 1) {
-		/* rewrite the device column: the blackhole object's device is the loopback */
-		const char *lo = loopback_name(s);
-		size_t dl = strnlen(lo, 15);
-		char *dev = start + 141; /* 32+1+2+1+32+1+2+1+32+1+8+1+8+1+8+1+8+1 */
+/* Line k of record r; l->l0 and l->reject are the record's, set by the caller. */
+static void line_at(const struct route_ctx *s, const char *lo, const struct route *r,
+		    unsigned int k, struct pline *l)
+{
+	const struct route_link *dev = NULL;
+	int bh = -1;
 
-		p = dev;
-		for (size_t i = dl; i < 8; i++)
-			*p++ = ' ';
-		memcpy(p, lo, dl);
-		p += dl;
-		*p++ = '\n';
+	if (r->nhid) {
+		/* one fib6_info, shown with its nexthop object's (first) nexthop; a blackhole
+		 * object lends the route the loopback device */
+		bh = resolve_nhobj(s, r, &l->obj);
+		l->nh = bh >= 0 ? &l->obj : r->nh_count ? route_nh(r, 0) : NULL;
+	} else if (r->nh_count > 1) {
+		l->nh = route_nh(r, k);
+	} else {
+		l->nh = r->nh_count ? &r->nh : NULL;
 	}
+	if (l->reject || bh == 1) {
+		l->dev = lo;
+		return;
+	}
+	if (l->nh == &r->nh)
+		dev = l->l0;
+	else if (l->nh)
+		dev = route_ctx_link(s, l->nh->ifindex);
+	l->dev = dev ? dev->name : "";
+}
+
+static void line_start(const struct route_ctx *s, const struct route *r, struct pline *l)
+{
+	l->l0 = dev0(s, r);
+	l->reject = r->placeholder || is_reject(r, l->l0);
+}
+
+static size_t line_len(const struct pline *l)
+{
+	size_t dl = strnlen(l->dev, 15);
+
+	return LINE_DEV_COL + (dl < 8 ? 8 : dl) + 1;
+}
+
+static char *put_line(char *p, const struct route_ctx *s, const struct route *r,
+		      const struct pline *l)
+{
+	static const uint8_t zero[16];
+	const struct route_nh *nh = l->nh;
+	size_t dl;
+
+	p = put_hex_bytes(p, r->dst, 16);
+	*p++ = ' ';
+	p = put_hex_bytes(p, &r->dst_len, 1);
+	*p++ = ' ';
+	p = put_hex_bytes(p, r->src, 16);
+	*p++ = ' ';
+	p = put_hex_bytes(p, &r->src_len, 1);
+	*p++ = ' ';
+	p = put_hex_bytes(p, (!l->reject && nh && nh->has_gw) ? nh->gw : zero, 16);
+	*p++ = ' ';
+	p = put_hex32(p, r->metric);
+	*p++ = ' ';
+	p = put_hex32(p, 1); /* refcnt: not exposed by netlink */
+	*p++ = ' ';
+	p = put_hex32(p, 0); /* use: always 0 */
+	*p++ = ' ';
+	p = put_hex32(p, flags_of(r, nh, l->l0));
+	*p++ = ' ';
+	dl = strnlen(l->dev, 15);
+	for (size_t i = dl; i < 8; i++)
+		*p++ = ' ';
+	memcpy(p, l->dev, dl);
+	p += dl;
+	*p++ = '\n';
 	return p;
 }
 
-void render_proc_prepare(const struct route_ctx *s)
+const char *render_proc_loopback(const struct route_ctx *s)
 {
-	s_lo = loopback_name(s);
+	for (size_t i = 0; i < s->nlinks; i++)
+		if (s->links[i].flags & IFF_LOOPBACK_FLAG)
+			return s->links[i].name;
+	return "lo";
 }
 
-void render_proc_route(const struct route_ctx *s, const struct route *r, struct strbuf *sb)
+size_t render_proc_route_len(const struct route_ctx *s, const char *lo, const struct route *r)
 {
-	unsigned int lines = r->nh_count > 1 && !r->nhid ? r->nh_count : 1;
+	unsigned int lines = line_count(r);
+	struct pline l;
+	size_t n = 0;
+
+	line_start(s, r, &l);
+	for (unsigned int k = 0; k < lines; k++) {
+		line_at(s, lo, r, k, &l);
+		n += line_len(&l);
+	}
+	return n;
+}
+
+void render_proc_route(const struct route_ctx *s, const char *lo, const struct route *r,
+		       struct strbuf *sb)
+{
+	unsigned int lines = line_count(r);
+	struct pline l;
 	char *p;
 
 	if (!strbuf_reserve(sb, (size_t)lines * LINE_MAX_LEN))
 		return;
 	p = sb->buf + sb->len;
-	if (r->nhid) {
-		/* one fib6_info, shown with its nexthop object's (first) nexthop */
-		p = put_nhobj_line(p, s, r);
-	} else if (r->nh_count > 1) {
-		for (unsigned int k = 0; k < r->nh_count; k++)
-			p = put_line(p, s, r, route_nh(r, k));
-	} else {
-		p = put_line(p, s, r, r->nh_count ? &r->nh : NULL);
+	line_start(s, r, &l);
+	for (unsigned int k = 0; k < lines; k++) {
+		line_at(s, lo, r, k, &l);
+		p = put_line(p, s, r, &l);
 	}
 	sb->len = (size_t)(p - sb->buf);
 }

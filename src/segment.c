@@ -77,7 +77,6 @@ static void segment_free(struct segment *g)
 {
 #ifdef RTSNAP_POISON
 	memset(g->routes, 0x6b, g->n * sizeof(*g->routes));
-	memset(g->proc, 0x6b, g->proc_off[g->n]);
 #endif
 	__atomic_add_fetch(&s_freed, g->bytes, __ATOMIC_RELAXED);
 	free(g); /* one block: see segment_build() */
@@ -116,8 +115,8 @@ static void count_add(struct segment_count *v, uint32_t *n, uint32_t key)
 /* What segment_build() collects before it knows the sizes: kept per thread between calls, so
  * that building a segment allocates nothing but the segment. */
 struct scratch {
-	struct strbuf proc, json;
-	uint32_t proc_off[SEGMENT_MAX + 1], json_off[SEGMENT_MAX + 1];
+	struct strbuf json;
+	uint32_t json_off[SEGMENT_MAX + 1];
 	uint16_t exp[SEGMENT_MAX];
 	struct segment_count kinds[SEGMENT_MAX];
 	struct segment_count *devs; /* one per hop at most */
@@ -130,7 +129,6 @@ static void scratch_free(void *p)
 {
 	struct scratch *x = p;
 
-	strbuf_free(&x->proc);
 	strbuf_free(&x->json);
 	free(x->devs);
 	free(x);
@@ -207,8 +205,9 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	struct scratch *x = scratch_get();
 	struct segment tmp, *g;
 	size_t nnh = 0, nmet = 0, nenc = 0, hops = 0, at = sizeof(*g);
-	size_t o_routes, o_met, o_nh, o_enc, o_poff, o_joff, o_exp, o_kinds, o_devs, o_proc, o_json;
+	size_t o_routes, o_met, o_nh, o_enc, o_joff, o_exp, o_kinds, o_devs, o_json, proc_len = 0;
 	int64_t now = now_ms();
+	const char *lo = render_proc_loopback(ctx);
 	char *block;
 
 	if (n > SEGMENT_MAX)
@@ -232,9 +231,10 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 		x->devs = d;
 		x->devs_cap = hops;
 	}
-	/* text and aggregates first, into the scratch buffers */
-	x->proc.len = x->json.len = 0;
-	x->proc.failed = x->json.failed = false;
+	/* text and aggregates first, into the scratch buffers; proc lines are rendered per read
+	 * (view.c), only their length is kept */
+	x->json.len = 0;
+	x->json.failed = false;
 	for (uint32_t i = 0; i < n; i++) {
 		/* the aggregates and renderers read hops and metrics through the record */
 		struct route rr = *in[i].r;
@@ -242,28 +242,24 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 
 		rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
 		rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
-		x->proc_off[i] = (uint32_t)x->proc.len;
 		x->json_off[i] = (uint32_t)x->json.len;
 		tmp.lines += r->nh_count > 1 ? r->nh_count : 1;
 		tmp.nreal += !r->placeholder;
 		if (r->expires_ms)
 			x->exp[tmp.nexp++] = (uint16_t)i;
 		aggregate(&tmp, x, r);
+		proc_len += render_proc_route_len(ctx, lo, r);
 		if (prev && in[i].src >= 0 && (uint32_t)in[i].src < prev->n) {
-			copy_text(&x->proc, prev->proc, prev->proc_off, (uint32_t)in[i].src);
 			copy_text(&x->json, prev->json, prev->json_off, (uint32_t)in[i].src);
 			continue;
 		}
-		render_proc_route(ctx, r, &x->proc);
 		if (!r->placeholder) {
 			strbuf_putc(&x->json, ',');
 			render_json_route(ctx, r, now, &x->json);
 		}
 	}
-	x->proc_off[n] = (uint32_t)x->proc.len;
 	x->json_off[n] = (uint32_t)x->json.len;
-	if (x->proc.failed || x->json.failed || x->proc.len > UINT32_MAX ||
-	    x->json.len > UINT32_MAX)
+	if (x->json.failed || proc_len > UINT32_MAX || x->json.len > UINT32_MAX)
 		return -ENOMEM;
 
 	/* one block: the segment, its records, metrics, hops, offsets, lists and text */
@@ -271,14 +267,12 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	o_met = place(&at, nmet * sizeof(struct route_metrics), _Alignof(struct route_metrics));
 	o_nh = place(&at, nnh * sizeof(struct route_nh), _Alignof(struct route_nh));
 	o_enc = place(&at, nenc, 8); /* the hops' encapsulations (4-byte aligned blobs) */
-	o_poff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
 	o_joff = place(&at, (n + 1) * sizeof(uint32_t), _Alignof(uint32_t));
 	o_kinds =
 	    place(&at, tmp.nkinds * sizeof(struct segment_count), _Alignof(struct segment_count));
 	o_devs =
 	    place(&at, tmp.ndevs * sizeof(struct segment_count), _Alignof(struct segment_count));
 	o_exp = place(&at, tmp.nexp * sizeof(uint16_t), _Alignof(uint16_t));
-	o_proc = place(&at, x->proc.len, 1);
 	o_json = place(&at, x->json.len, 1);
 	/* plain malloc(): aligned_alloc(64) left small free pieces beside every segment, and
 	 * RSS at 10 000 changes/s grew four times as fast (500 000 routes: +87 MB in 20 s
@@ -292,21 +286,17 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	g->table = table;
 	g->n = n;
 	g->bytes = at;
-	g->proc_len = (uint32_t)x->proc.len;
+	g->proc_len = (uint32_t)proc_len;
 	g->routes = (struct route *)(block + o_routes);
-	g->proc_off = (uint32_t *)(block + o_poff);
 	g->json_off = (uint32_t *)(block + o_joff);
 	g->kinds = (struct segment_count *)(block + o_kinds);
 	g->devs = (struct segment_count *)(block + o_devs);
 	g->exp = (uint16_t *)(block + o_exp);
-	g->proc = block + o_proc;
 	g->json = block + o_json;
-	memcpy(g->proc_off, x->proc_off, (n + 1) * sizeof(uint32_t));
 	memcpy(g->json_off, x->json_off, (n + 1) * sizeof(uint32_t));
 	memcpy(g->kinds, x->kinds, g->nkinds * sizeof(*g->kinds));
 	memcpy(g->devs, x->devs, g->ndevs * sizeof(*g->devs));
 	memcpy(g->exp, x->exp, g->nexp * sizeof(*g->exp));
-	memcpy(g->proc, x->proc.buf, x->proc.len);
 	memcpy(g->json, x->json.buf, x->json.len);
 	{
 		struct route_metrics *mp = (struct route_metrics *)(block + o_met);

@@ -619,7 +619,6 @@ static int stage_segments(struct snapshot *s)
 int snapshot_prepare(struct snapshot *s)
 {
 	route_ctx_sort(&s->ctx);
-	render_proc_prepare(&s->ctx);
 	return 0;
 }
 

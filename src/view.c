@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * view.c - a snapshot's proc text and /routes body as lists of byte runs over its segments
- * (render.h). Nothing is copied but the routes whose "expires" is rendered per response.
+ * view.c - a snapshot's /routes body as a list of byte runs over its segments (nothing is
+ * copied but the routes whose "expires" is rendered per response), and its proc text
+ * rendered from the segments' records as it is read (render.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -75,34 +76,95 @@ int render_json_all(const struct snapshot *s, int64_t now_ms, struct render_seg 
 	return (int)nseg;
 }
 
-int render_proc_segs(const struct snapshot *s, struct render_seg **out)
+void render_proc_reader_init(struct render_proc_reader *rd, const struct snapshot *s)
 {
-	struct render_seg *v = malloc((s->nsegs ? s->nsegs : 1) * sizeof(*v));
+	memset(rd, 0, sizeof(*rd));
+	rd->s = s;
+	rd->lo = render_proc_loopback(&s->ctx);
+}
 
-	if (!v)
+void render_proc_reader_free(struct render_proc_reader *rd)
+{
+	strbuf_free(&rd->buf);
+}
+
+/* Render the next segment's lines into rd->buf. 1, 0 after the last, or -ENOMEM. */
+static int next_segment(struct render_proc_reader *rd)
+{
+	const struct segment *g;
+
+	if (rd->seg >= rd->s->nsegs)
+		return 0;
+	g = rd->s->segs[rd->seg++];
+	rd->buf.len = 0;
+	rd->off = 0;
+	if (!strbuf_reserve(&rd->buf, g->proc_len))
 		return -ENOMEM;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		v[k].p = s->segs[k]->proc;
-		v[k].len = s->segs[k]->proc_len;
+	for (uint32_t i = 0; i < g->n; i++)
+		render_proc_route(&rd->s->ctx, rd->lo, &g->routes[i], &rd->buf);
+	if (rd->buf.failed)
+		return -ENOMEM;
+	/* the length counted when the segment was built is what the response announced */
+	return rd->buf.len == g->proc_len ? 1 : -EIO;
+}
+
+ssize_t render_proc_read(struct render_proc_reader *rd, char *out, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		size_t k = rd->buf.len - rd->off;
+
+		if (!k) {
+			int r = next_segment(rd);
+
+			if (r <= 0) {
+				if (r < 0)
+					return r;
+				break;
+			}
+			continue;
+		}
+		if (k > max - n)
+			k = max - n;
+		memcpy(out + n, rd->buf.buf + rd->off, k);
+		rd->off += k;
+		n += k;
 	}
-	*out = v;
-	return (int)s->nsegs;
+	return (ssize_t)n;
+}
+
+int render_proc_write(const struct snapshot *s, int fd)
+{
+	struct render_proc_reader rd;
+	int ret;
+
+	render_proc_reader_init(&rd, s);
+	while ((ret = next_segment(&rd)) > 0) {
+		ret = io_write_all(fd, rd.buf.buf, rd.buf.len);
+		if (ret)
+			break;
+	}
+	render_proc_reader_free(&rd);
+	return ret;
 }
 
 char *render_proc_text(const struct snapshot *s, size_t *len)
 {
+	struct render_proc_reader rd;
 	char *p = malloc(s->proc_len + 1);
-	size_t n = 0;
+	ssize_t n = -ENOMEM;
 
-	if (!p)
+	if (p) {
+		render_proc_reader_init(&rd, s);
+		n = render_proc_read(&rd, p, s->proc_len);
+		render_proc_reader_free(&rd);
+	}
+	if (n < 0) {
+		free(p);
 		return NULL;
-	for (size_t k = 0; k < s->nsegs; k++) {
-		size_t l = s->segs[k]->proc_len;
-
-		memcpy(p + n, s->segs[k]->proc, l);
-		n += l;
 	}
 	p[n] = 0;
-	*len = n;
+	*len = (size_t)n;
 	return p;
 }

@@ -2,8 +2,8 @@
 /*
  * render_route.h - one route's text: its /proc/net/ipv6_route line(s) (render_proc.c) and its
  * `ip -j -6 route show` object (render_json.c), in the context of the interfaces, nexthop
- * objects and names it was captured with (routectx.h). Pure functions of their arguments,
- * except render_proc_prepare(), which the one rendering thread calls first.
+ * objects and names it was captured with (routectx.h). Pure functions of their arguments:
+ * any thread.
  */
 #ifndef RTSNAP_RENDER_ROUTE_H
 #define RTSNAP_RENDER_ROUTE_H
@@ -13,10 +13,14 @@
 #include "rtsnap/routectx.h"
 #include "rtsnap/strbuf.h"
 
-/* The rendering thread, before rendering proc lines in context c (its loopback name). */
-void render_proc_prepare(const struct route_ctx *c);
-/* Append the /proc/net/ipv6_route line(s) of r. */
-void render_proc_route(const struct route_ctx *c, const struct route *r, struct strbuf *sb);
+/* The loopback device's name in c ("lo" if it has none): the kernel prints it for reject
+ * routes, placeholder rows and routes over a blackhole nexthop object. */
+const char *render_proc_loopback(const struct route_ctx *c);
+/* Append the /proc/net/ipv6_route line(s) of r; lo = render_proc_loopback(c). */
+void render_proc_route(const struct route_ctx *c, const char *lo, const struct route *r,
+		       struct strbuf *sb);
+/* The bytes render_proc_route() appends for r, without rendering them. */
+size_t render_proc_route_len(const struct route_ctx *c, const char *lo, const struct route *r);
 /* The RTF_* flags column for nexthop nh of r, as the kernel prints it. */
 uint32_t render_proc_flags(const struct route_ctx *c, const struct route *r,
 			   const struct route_nh *nh);

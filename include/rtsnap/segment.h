@@ -2,8 +2,9 @@
 /*
  * segment.h - an immutable run of up to SEGMENT_MAX routes of one table, in kernel order, with
  * everything the views need of them: the records (whose hops, metrics and the hops'
- * encapsulations point into the segment), their /proc/net/ipv6_route lines and `ip -j` objects with per-record offsets, and
- * the aggregates /metrics and the lookup index sum up.
+ * encapsulations point into the segment), their `ip -j` objects with per-record offsets, the
+ * length of their /proc/net/ipv6_route lines (rendered per read: view.c), and the aggregates
+ * /metrics and the lookup index sum up.
  *
  * Lifetime: segment_build() returns a segment with one reference (the builder's). Every
  * snapshot that contains it holds one more (snapshot.c), and the mirror keeps one on the
@@ -49,14 +50,12 @@ struct segment {
 	uint32_t nreal;	   /* records that are routes (not a placeholder row) */
 	uint32_t lines;	   /* proc lines */
 	uint32_t nexp;	   /* records with a deadline, their positions in exp */
-	uint32_t proc_len; /* bytes of proc, proc_off[n] */
+	uint32_t proc_len; /* bytes of the records' proc lines */
 	uint64_t lens0[3],
 	    lens1[3]; /* bit L: a route of dst_len L with / without a source prefix */
 
 	struct route *routes;
 	uint16_t *exp;
-	char *proc; /* the records' proc lines; record i's are [proc_off[i], proc_off[i + 1]) */
-	uint32_t *proc_off;
 	/* the records' JSON objects, each with a leading ',' (none for a placeholder row);
 	 * record i's is [json_off[i], json_off[i + 1]). Objects of records with a deadline are
 	 * rendered per response instead ("expires" moves). */

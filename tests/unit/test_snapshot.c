@@ -65,13 +65,19 @@ static int consistent(const struct snapshot *s)
 		if (!(*snapshot_route(s, i)).placeholder && (*snapshot_route(s, i)).metric != seed)
 			return 0;
 	snprintf(hex, sizeof(hex), "%08x", seed);
-	/* the first segment's text: the proc view starts with it */
-	if (!s->nsegs || s->segs[0]->proc_off[s->segs[0]->n] < 149 ||
-	    memcmp(s->segs[0]->proc + 105, hex, 8) != 0)
-		return 0;
-	if (s->segs[s->nsegs - 1]
-		->proc[s->segs[s->nsegs - 1]->proc_off[s->segs[s->nsegs - 1]->n] - 1] != '\n')
-		return 0;
+	/* the proc view, rendered from the records: every line shows the metric, the text has
+	 * the length counted when the segments were built */
+	{
+		size_t len;
+		char *text = render_proc_text(s, &len);
+		int ok = text && len == s->proc_len && len >= 149 && text[len - 1] == '\n';
+
+		for (char *l = text; ok && l && *l; l = strchr(l, '\n') + 1)
+			ok = strncmp(l + 105, hex, 8) == 0 || strncmp(l + 105, "ffffffff", 8) == 0;
+		free(text);
+		if (!ok)
+			return 0;
+	}
 	return 1;
 }
 
