@@ -4,8 +4,9 @@
  *
  * Ownership: everything here belongs to the collector thread. A record owns its multipath
  * nexthops, its metrics and its hops' encapsulations (one malloc each, NULL when absent:
- * mencaps_dup()); a chunk owns its records; a
- * table owns its chunks; the mirror owns its tables, links and nexthop objects. Snapshots
+ * mencaps_dup()); an open chunk owns its records, a closed one reads them from its segment
+ * (copy on write: struct mchunk); a table owns its chunks; the mirror owns its tables,
+ * links and nexthop objects. Snapshots
  * copy what they need (mirror_snapshot), so a mirror can change or be freed while any number
  * of snapshots built from it are being read.
  *
@@ -53,14 +54,23 @@ struct mencaps {
 	unsigned char b[] __attribute__((aligned(8)));
 };
 
-/* Records in kernel order; seg is the immutable copy published last (segment.h), shared by
+/*
+ * Records in kernel order; seg is the immutable copy published last (segment.h), shared by
  * the next snapshot unless the chunk changes first: every change moves it to prev
  * (chunk_dirty), from which the next build copies the text of the records that did not change
- * (mroute.src). */
+ * (mroute.src).
+ *
+ * Copy on write: once its segment is built, a chunk lets its records go (e == NULL, "closed")
+ * and reads them from the segment, which has them all (hops, metrics, encapsulations). The
+ * first change opens it again (chunk_open: the records copied back out of the segment). So
+ * at rest a route is held once, in its segment, and the mirror only costs what changed since
+ * the last publication.
+ */
 struct mchunk {
-	uint32_t n, cap; /* records, and room for (at most MIRROR_CHUNK) */
+	uint32_t n, cap; /* records, and room for in e (at most MIRROR_CHUNK; 0 when closed) */
+	uint32_t hot;	 /* its segment was built by the last publication */
 	struct segment *seg, *prev;
-	struct mroute e[];
+	struct mroute *e; /* the records, or NULL: then seg holds them (and seg->n == n) */
 };
 
 /*
@@ -81,25 +91,26 @@ struct mtable {
 	size_t slots; /* the chunks' room, summed */
 };
 
-static size_t chunk_size(uint32_t cap)
-{
-	return offsetof(struct mchunk, e) + (size_t)cap * sizeof(struct mroute);
-}
-
 static struct mchunk *chunk_new(struct mtable *t, uint32_t cap)
 {
-	struct mchunk *ch = malloc(chunk_size(cap));
+	struct mchunk *ch = malloc(sizeof(*ch));
 
 	if (!ch)
 		return NULL;
+	ch->e = malloc(cap * sizeof(*ch->e));
+	if (!ch->e) {
+		free(ch);
+		return NULL;
+	}
 	ch->n = 0;
 	ch->cap = cap;
+	ch->hot = 0;
 	ch->seg = ch->prev = NULL;
 	t->slots += cap;
 	return ch;
 }
 
-/* Give chunk c of t room for cap records (at least its own): it may move. 0 or -ENOMEM. */
+/* Give open chunk c of t room for cap records (at least its own). 0 or -ENOMEM. */
 static int chunk_resize(struct mtable *t, uint32_t c, uint32_t cap)
 {
 	struct mchunk *ch = t->chunks[c];
@@ -107,14 +118,13 @@ static int chunk_resize(struct mtable *t, uint32_t c, uint32_t cap)
 	if (cap < ch->n)
 		cap = ch->n;
 	if (cap != ch->cap) {
-		uint32_t old = ch->cap;
+		struct mroute *e = realloc(ch->e, cap * sizeof(*e));
 
-		ch = realloc(ch, chunk_size(cap));
-		if (!ch)
+		if (!e)
 			return -ENOMEM;
+		t->slots = t->slots - ch->cap + cap;
+		ch->e = e;
 		ch->cap = cap;
-		t->slots = t->slots - old + cap;
-		t->chunks[c] = ch;
 	}
 	return 0;
 }
@@ -159,7 +169,7 @@ static void chunk_forget(struct mchunk *ch)
 }
 
 static int is_group_id(const struct mirror *m, uint32_t id);
-static uint64_t fingerprint(const struct mroute *e);
+static uint64_t fingerprint_e(const struct mroute *e);
 
 /*
  * Count e as changed if it differs from what it was (fingerprint and deadline before the
@@ -170,7 +180,7 @@ static void count_change(struct mirror_delta *d, const struct mroute *e, uint64_
 {
 	int64_t dx = e->r.expires_ms - exp0;
 
-	if (fingerprint(e) != fp0 || dx > 1000 || dx < -1000)
+	if (fingerprint_e(e) != fp0 || dx > 1000 || dx < -1000)
 		d->changed++;
 }
 
@@ -253,10 +263,13 @@ void mirror_free(struct mirror *m)
 		struct mtable *tb = &m->tables[t];
 
 		for (uint32_t c = 0; c < tb->nchunks; c++) {
-			for (uint32_t i = 0; i < tb->chunks[c]->n; i++)
-				mroute_clear(m, &tb->chunks[c]->e[i]);
-			chunk_forget(tb->chunks[c]);
-			free(tb->chunks[c]);
+			struct mchunk *ch = tb->chunks[c];
+
+			for (uint32_t i = 0; ch->e && i < ch->n; i++)
+				mroute_clear(m, &ch->e[i]);
+			chunk_forget(ch);
+			free(ch->e);
+			free(ch);
 		}
 		free(tb->chunks);
 	}
@@ -314,6 +327,81 @@ static int mroute_set(struct mirror *m, struct mroute *e, const struct route *r,
 static const struct route_nh *mroute_nh(const struct mroute *e, unsigned int i)
 {
 	return e->r.nh_count > 1 ? &e->nhs[i] : &e->r.nh;
+}
+
+/* ---- copy on write (struct mchunk) ---- */
+
+/* Record i of ch, for its own fields (not its hops or metrics): open or closed. */
+static const struct route *chunk_key(const struct mchunk *ch, uint32_t i)
+{
+	return ch->e ? &ch->e[i].r : &ch->seg->routes[i];
+}
+
+/* Record i of ch with its hops and metrics reachable through it (route_nh(), ->metrics), as a
+ * segment holds it; an open chunk's record is described in *tmp. */
+static const struct route *chunk_view(const struct mchunk *ch, uint32_t i, struct route *tmp)
+{
+	const struct mroute *e;
+
+	if (!ch->e)
+		return &ch->seg->routes[i];
+	e = &ch->e[i];
+	*tmp = e->r;
+	tmp->nhs = e->nhs;
+	tmp->metrics = e->m;
+	return tmp;
+}
+
+/* Copy a closed chunk's records out of its segment, to change them. 0 or -ENOMEM (then it
+ * stays closed). */
+static int chunk_open(struct mirror *m, struct mtable *t, struct mchunk *ch)
+{
+	const struct segment *g = ch->seg;
+	struct mroute *e;
+
+	if (ch->e)
+		return 0;
+	e = malloc(ch->n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ch->n; i++) {
+		const struct route *r = &g->routes[i];
+
+		e[i].r = *r;
+		e[i].r.nhs = NULL;
+		e[i].r.metrics = NULL;
+		e[i].nhs = NULL;
+		e[i].m = NULL;
+		e[i].enc = NULL;
+		e[i].src = (int32_t)i; /* unchanged since the segment */
+		/* most routes own nothing beside the record */
+		if (r->nh_count <= 1 && !r->nh.encap && !r->metrics)
+			continue;
+		if (mroute_set(m, &e[i], r, r->nhs, r->metrics)) {
+			while (i--)
+				mroute_clear(m, &e[i]);
+			free(e);
+			return -ENOMEM;
+		}
+	}
+	ch->e = e;
+	ch->cap = ch->n;
+	t->slots += ch->cap;
+	return 0;
+}
+
+/* Let an unchanged chunk's records go: its segment has them all. */
+static void chunk_close(struct mirror *m, struct mtable *t, struct mchunk *ch)
+{
+	if (!ch->e || !ch->seg)
+		return;
+	for (uint32_t i = 0; i < ch->n; i++)
+		if (ch->e[i].nhs || ch->e[i].m || ch->e[i].enc)
+			mroute_clear(m, &ch->e[i]);
+	free(ch->e);
+	ch->e = NULL;
+	t->slots -= ch->cap;
+	ch->cap = 0;
 }
 
 /* The same nexthop for the kernel (rt6_duplicate_nexthop): device, gateway, encapsulation. */
@@ -422,6 +510,7 @@ int mirror_add_table(struct mirror *m, uint32_t id, int newest)
 	return table_get(m, id, newest) ? 0 : -ENOMEM;
 }
 
+/* The record at p, in an open chunk (open_range(), insert_at()). */
 static struct mroute *at(const struct mtable *t, struct mpos p)
 {
 	return &t->chunks[p.c]->e[p.i];
@@ -472,7 +561,7 @@ static struct mpos bound(const struct mtable *t, const struct order_key *k, int 
 		struct order_key x;
 		int c;
 
-		order_key_of(&ch->e[ch->n - 1].r, &x);
+		order_key_of(chunk_key(ch, ch->n - 1), &x);
 		c = order_key_cmp(&x, k);
 		if (upper ? c <= 0 : c < 0)
 			lo = mid + 1;
@@ -491,7 +580,7 @@ static struct mpos bound(const struct mtable *t, const struct order_key *k, int 
 			struct order_key x;
 			int c;
 
-			order_key_of(&ch->e[mid].r, &x);
+			order_key_of(chunk_key(ch, mid), &x);
 			c = order_key_cmp(&x, k);
 			if (upper ? c <= 0 : c < 0)
 				a = mid + 1;
@@ -512,8 +601,19 @@ static int pos_eq(struct mpos a, struct mpos b)
 	return a.c == b.c && a.i == b.i;
 }
 
+/* Open the chunks that hold the records of [lo, hi), to read them with at(). 0 or -ENOMEM. */
+static int open_range(struct mirror *m, struct mtable *t, struct mpos lo, struct mpos hi)
+{
+	if (pos_eq(lo, hi))
+		return 0;
+	for (uint32_t c = lo.c; c < t->nchunks && (c < hi.c || (c == hi.c && hi.i > 0)); c++)
+		if (chunk_open(m, t, t->chunks[c]))
+			return -ENOMEM;
+	return 0;
+}
+
 /* Insert a clear record at p (p may be the end); returns it, or NULL on -ENOMEM. */
-static struct mroute *insert_at(struct mtable *t, struct mpos p)
+static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos p)
 {
 	struct mchunk *ch;
 
@@ -534,6 +634,8 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 		p.i = t->chunks[p.c]->n;
 	}
 	ch = t->chunks[p.c];
+	if (chunk_open(m, t, ch))
+		return NULL;
 	if (ch->n == MIRROR_CHUNK) {
 		/* split in halves; the new chunk takes the upper half */
 		struct mchunk *nc = NULL;
@@ -565,11 +667,10 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 		ch = t->chunks[p.c];
 	}
 	if (ch->n == ch->cap) {
-		uint32_t cap = ch->cap + ch->cap / 2;
+		uint32_t cap = ch->cap + ch->cap / 2 + 1;
 
 		if (chunk_resize(t, p.c, cap > MIRROR_CHUNK ? MIRROR_CHUNK : cap))
 			return NULL;
-		ch = t->chunks[p.c];
 	}
 	chunk_dirty(ch);
 	memmove(&ch->e[p.i + 1], &ch->e[p.i], (ch->n - p.i) * sizeof(ch->e[0]));
@@ -580,10 +681,13 @@ static struct mroute *insert_at(struct mtable *t, struct mpos p)
 	return &ch->e[p.i];
 }
 
-static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
+/* Remove the record at p. 0, or -ENOMEM when its chunk cannot be opened (nothing changed). */
+static int remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 {
 	struct mchunk *ch = t->chunks[p.c];
 
+	if (chunk_open(m, t, ch))
+		return -ENOMEM;
 	chunk_dirty(ch);
 	mroute_clear(m, &ch->e[p.i]);
 	memmove(&ch->e[p.i], &ch->e[p.i + 1], (ch->n - p.i - 1) * sizeof(ch->e[0]));
@@ -593,6 +697,7 @@ static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 	if (ch->n == 0) {
 		t->slots -= ch->cap;
 		chunk_forget(ch);
+		free(ch->e);
 		free(ch);
 		memmove(&t->chunks[p.c], &t->chunks[p.c + 1],
 			(t->nchunks - p.c - 1) * sizeof(*t->chunks));
@@ -602,13 +707,14 @@ static void remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 		chunk_resize(t, p.c,
 			     ch->n + ch->n / 4 > CHUNK_FIRST ? ch->n + ch->n / 4 : CHUNK_FIRST);
 	}
+	return 0;
 }
 
 /* Insert a record for r at p (a position between routes of other keys or after its equals). */
 static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const struct route *r,
 			const struct route_nh *nhs, const struct route_metrics *met)
 {
-	struct mroute *e = insert_at(t, p);
+	struct mroute *e = insert_at(m, t, p);
 
 	if (!e)
 		return -ENOMEM;
@@ -620,7 +726,7 @@ static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const
 
 		order_key_of(r, &k);
 		for (q = bound(t, &k, 0); !pos_end(t, q); q = pos_next(t, q))
-			if (at(t, q) == e)
+			if (t->chunks[q.c]->e && at(t, q) == e)
 				break;
 		if (!pos_end(t, q))
 			remove_at(m, t, q);
@@ -657,7 +763,7 @@ int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 
 		int c;
 
-		order_key_of(&ch->e[ch->n - 1].r, &last);
+		order_key_of(chunk_key(ch, ch->n - 1), &last);
 		c = order_key_cmp(&last, &k);
 		if (c > 0) {
 			/* a dump taken while routes change can list a route twice (an IPv6 dump
@@ -669,6 +775,8 @@ int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 			struct mpos lo, hi, q;
 
 			equal_range(t, r, &lo, &hi);
+			if (open_range(m, t, lo, hi))
+				return -ENOMEM;
 			for (q = lo; !pos_eq(q, hi); q = pos_next(t, q))
 				if (dump_repeat(at(t, q), pr))
 					return mroute_set(m, at_w(t, q), r, pr->nhs,
@@ -773,6 +881,8 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	if (!t)
 		return -ENOMEM;
 	equal_range(t, r, &lo, &hi);
+	if (open_range(m, t, lo, hi))
+		return -ENOMEM;
 	if (nlflags & NLM_F_REPLACE) {
 		/* routes the kernel updates in place announce themselves with NLM_F_REPLACE too
 		 * (nexthop object replaced, RA preference changed): those are found by identity */
@@ -798,7 +908,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 			pick = fallback;
 		if (pick.c != UINT32_MAX) {
 			struct mroute *e = at_w(t, pick);
-			uint64_t fp0 = fingerprint(e);
+			uint64_t fp0 = fingerprint_e(e);
 			int64_t exp0 = e->r.expires_ms;
 
 			ret = mroute_set(m, e, r, pr->nhs, pr_metrics(pr));
@@ -818,7 +928,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 		struct mroute *e = at(t, p);
 
 		if (!e->r.nhid && shares_hop(e, pr)) {
-			uint64_t fp0 = fingerprint(e);
+			uint64_t fp0 = fingerprint_e(e);
 			int64_t exp0 = e->r.expires_ms;
 
 			e = at_w(t, p);
@@ -831,7 +941,7 @@ static int apply_new(struct mirror *m, const struct nlparse_route *pr, uint16_t 
 	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
 		struct mroute *e = at(t, p);
 
-		uint64_t fp0 = fingerprint(e);
+		uint64_t fp0 = fingerprint_e(e);
 		int64_t exp0 = e->r.expires_ms;
 
 		if (ecmp && ecmp_able(m, &e->r)) {
@@ -905,6 +1015,8 @@ static int del_one(struct mirror *m, struct mtable *t, const struct route *r,
 	struct mpos lo, hi, p;
 
 	equal_range(t, r, &lo, &hi);
+	if (open_range(m, t, lo, hi))
+		return -ENOMEM;
 	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
 		struct mroute *e = at(t, p);
 
@@ -923,9 +1035,8 @@ static int del_one(struct mirror *m, struct mtable *t, const struct route *r,
 			     : !(e->r.nh_count == 0 && e->r.type == r->type)) {
 			continue;
 		}
-		remove_at(m, t, p);
 		d->removed++;
-		return 0;
+		return remove_at(m, t, p);
 	}
 	d->unknown++;
 	return 0;
@@ -1037,9 +1148,25 @@ void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
 		struct mpos p = { 0, 0 };
 
 		while (!pos_end(t, p)) {
-			struct mroute *e = at(t, p);
-			int gone = 0;
+			struct route tmp;
+			const struct route *v = chunk_view(t->chunks[p.c], p.i, &tmp);
+			struct mroute *e;
+			int gone = 0, hit = 0;
 
+			for (unsigned int h = 0; !v->nhid && h < v->nh_count && !hit; h++)
+				hit = route_nh(v, h)->ifindex == ifindex;
+			if (hit && chunk_open(m, t, t->chunks[p.c])) {
+				log_warn(
+				    "out of memory: routes over deleted link %u kept until the "
+				    "next resync",
+				    ifindex);
+				hit = 0;
+			}
+			if (!hit) {
+				p = pos_next(t, p);
+				continue;
+			}
+			e = at(t, p);
 			if (e->r.nhid) {
 				/* routes over nexthop objects go with the object */
 			} else if (e->r.nh_count > 1) {
@@ -1057,8 +1184,7 @@ void mirror_del_link(struct mirror *m, uint32_t ifindex, struct mirror_delta *d)
 			} else {
 				gone = e->r.nh_count == 1 && e->r.nh.ifindex == ifindex;
 			}
-			if (gone) {
-				remove_at(m, t, p);
+			if (gone && !remove_at(m, t, p)) {
 				d->removed++;
 				p = pos_fix(t, p); /* p now names the next record */
 				continue;
@@ -1122,8 +1248,10 @@ static void remove_if(struct mirror *m,
 		struct mpos p = { 0, 0 };
 
 		while (!pos_end(t, p)) {
-			if (drop(m, &at(t, p)->r, arg)) {
-				remove_at(m, t, p);
+			struct route tmp;
+
+			if (drop(m, chunk_view(t->chunks[p.c], p.i, &tmp), arg) &&
+			    !remove_at(m, t, p)) {
 				d->removed++;
 				p = pos_fix(t, p);
 				continue;
@@ -1182,8 +1310,8 @@ long mirror_group_tables(const struct mirror *m, uint32_t **out)
 
 		for (uint32_t c = 0; c < t->nchunks && !hit; c++)
 			for (uint32_t i = 0; i < t->chunks[c]->n && !hit; i++)
-				hit = t->chunks[c]->e[i].r.nhid &&
-				      is_group_id(m, t->chunks[c]->e[i].r.nhid);
+				hit = chunk_key(t->chunks[c], i)->nhid &&
+				      is_group_id(m, chunk_key(t->chunks[c], i)->nhid);
 		if (hit)
 			ids[n++] = t->id;
 	}
@@ -1214,7 +1342,7 @@ long mirror_ra_links(const struct mirror *m, uint32_t **out)
 
 		for (uint32_t c = 0; c < t->nchunks; c++) {
 			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
-				const struct route *r = &t->chunks[c]->e[i].r;
+				const struct route *r = chunk_key(t->chunks[c], i);
 				size_t k;
 
 				if (!ra_learned(m, r))
@@ -1255,6 +1383,10 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
 	r.src_len = k->src_len;
 	r.metric = k->metric;
 	equal_range(t, &r, &lo, &hi);
+	if (open_range(m, t, lo, hi)) {
+		log_warn("out of memory: RTF_PREFIX_RT left unmarked until the next resync");
+		return 0;
+	}
 	for (p = lo; !pos_eq(p, hi); p = pos_next(t, p)) {
 		struct mroute *e = at(t, p);
 
@@ -1275,15 +1407,15 @@ int mirror_mark_prefix(struct mirror *m, const struct prefix_key *k)
  * encapsulation (RTA_ENCAP with its payload, RTA_ENCAP_TYPE: its blob's size and 8). */
 #define DUMP_MSG_MAX (32768 - 1024)
 
-static int oversized(const struct mroute *e)
+static int oversized(const struct route *r)
 {
-	size_t sz = 160 + (size_t)e->r.nh_count * 28;
+	size_t sz = 160 + (size_t)r->nh_count * 28;
 
-	if (e->r.nh_count <= 1)
+	if (r->nh_count <= 1)
 		return 0;
-	for (unsigned int i = 0; i < e->r.nh_count && sz <= DUMP_MSG_MAX; i++)
-		if (e->nhs[i].encap)
-			sz += route_encap_size(e->nhs[i].encap) + 8;
+	for (unsigned int i = 0; i < r->nh_count && sz <= DUMP_MSG_MAX; i++)
+		if (route_nh(r, i)->encap)
+			sz += route_encap_size(route_nh(r, i)->encap) + 8;
 	return sz > DUMP_MSG_MAX;
 }
 
@@ -1292,10 +1424,14 @@ int mirror_has_oversized(const struct mirror *m)
 	for (size_t ti = 0; ti < m->ntables; ti++) {
 		const struct mtable *t = &m->tables[ti];
 
-		for (uint32_t c = 0; c < t->nchunks; c++)
-			for (uint32_t i = 0; i < t->chunks[c]->n; i++)
-				if (oversized(&t->chunks[c]->e[i]))
+		for (uint32_t c = 0; c < t->nchunks; c++) {
+			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
+				struct route tmp;
+
+				if (oversized(chunk_view(t->chunks[c], i, &tmp)))
 					return 1;
+			}
+		}
 	}
 	return 0;
 }
@@ -1310,19 +1446,20 @@ long mirror_keep_oversized(const struct mirror *old, struct mirror *d)
 
 		for (uint32_t c = 0; c < t->nchunks; c++) {
 			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
-				const struct mroute *e = &t->chunks[c]->e[i];
+				struct route tmp;
+				const struct route *r = chunk_view(t->chunks[c], i, &tmp);
 				struct mtable *dt;
 				struct mpos lo, hi;
 
-				if (!oversized(e))
+				if (!oversized(r))
 					continue;
-				dt = table_get(d, e->r.table, 0);
+				dt = table_get(d, r->table, 0);
 				if (!dt)
 					return -ENOMEM;
-				equal_range(dt, &e->r, &lo, &hi);
+				equal_range(dt, r, &lo, &hi);
 				if (!pos_eq(lo, hi))
 					continue; /* the dump has a route there: it wins */
-				if (insert_route(d, dt, hi, &e->r, e->nhs, e->m))
+				if (insert_route(d, dt, hi, r, r->nhs, r->metrics))
 					return -ENOMEM;
 				dd.added++;
 				kept++;
@@ -1360,7 +1497,7 @@ size_t mirror_bytes(const struct mirror *m)
 		   m->extra_bytes;
 
 	for (size_t t = 0; t < m->ntables; t++)
-		b += m->tables[t].nchunks * offsetof(struct mchunk, e) +
+		b += m->tables[t].nchunks * sizeof(struct mchunk) +
 		     m->tables[t].slots * sizeof(struct mroute) +
 		     m->tables[t].cap * sizeof(struct mchunk *);
 	return b;
@@ -1390,13 +1527,35 @@ static int chunk_segment(const struct snapshot *s, const struct mtable *t, struc
 	return 0;
 }
 
+/* A closed chunk's segment rendered again from its own records (the context changed). */
+static int chunk_rerender(const struct snapshot *s, const struct mtable *t, struct mchunk *ch,
+			  struct segment_in *in)
+{
+	struct segment *g = NULL;
+	int ret;
+
+	for (uint32_t i = 0; i < ch->n; i++) {
+		in[i].r = &ch->seg->routes[i];
+		in[i].nhs = ch->seg->routes[i].nhs;
+		in[i].m = ch->seg->routes[i].metrics;
+		in[i].src = -1;
+	}
+	ret = segment_build(&s->ctx, t->id, in, ch->n, NULL, &g);
+	if (ret)
+		return ret;
+	segment_put(ch->seg);
+	ch->seg = g;
+	return 0;
+}
+
 /* Whether table t's records end with a ::/0 route without source prefix (such routes sort
  * last in the key order): then the kernel has no placeholder row for the table. */
 static int has_default(const struct mtable *t)
 {
 	const struct mchunk *ch = t->nchunks ? t->chunks[t->nchunks - 1] : NULL;
 
-	return ch && ch->n && ch->e[ch->n - 1].r.dst_len == 0 && ch->e[ch->n - 1].r.src_len == 0;
+	return ch && ch->n && chunk_key(ch, ch->n - 1)->dst_len == 0 &&
+	       chunk_key(ch, ch->n - 1)->src_len == 0;
 }
 
 int mirror_snapshot(struct mirror *m, struct snapshot **out)
@@ -1405,6 +1564,7 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 	struct segment_in *in = malloc(MIRROR_CHUNK * sizeof(*in));
 	int ret = in ? snapshot_new(&s) : -ENOMEM;
 	uint64_t nh;
+	int all = 0;
 
 	for (size_t i = 0; !ret && i < m->nlinks; i++)
 		ret = snapshot_add_link(s, &m->links[i]);
@@ -1415,14 +1575,10 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 	if (!ret)
 		ret = snapshot_prepare(s);
 	nh = ret ? 0 : names_hash(s->ctx.names);
-	if (!ret && (m->ctx_epoch != m->pub_epoch || nh != m->pub_names)) {
-		/* every route may print differently now */
-		for (size_t ti = 0; ti < m->ntables; ti++)
-			for (uint32_t c = 0; c < m->tables[ti].nchunks; c++)
-				chunk_forget(m->tables[ti].chunks[c]);
-	}
+	/* every route may print differently now: every segment is built again */
+	all = !ret && (m->ctx_epoch != m->pub_epoch || nh != m->pub_names);
 	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
-		const struct mtable *t = &m->tables[ti];
+		struct mtable *t = &m->tables[ti];
 
 		for (uint32_t c = 0; !ret && c < t->nchunks; c++) {
 			struct mchunk *ch = t->chunks[c];
@@ -1434,12 +1590,25 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 				__builtin_prefetch(t->chunks[c + 16]);
 			if (c + 8 < t->nchunks && t->chunks[c + 8]->seg)
 				__builtin_prefetch(t->chunks[c + 8]->seg, 1);
-			if (!ch->seg) {
+			int built = 0;
+
+			if (all && !ch->e) {
+				ret = chunk_rerender(s, t, ch, in);
+				s->segs_built++;
+			} else if (all || !ch->seg) {
+				if (all)
+					chunk_forget(ch); /* no text to reuse */
 				ret = chunk_segment(s, t, ch, in);
 				s->segs_built++;
+				built = 1;
 			}
 			if (!ret)
 				ret = snapshot_add_segment(s, ch->seg);
+			/* a chunk changed for two publications in a row is likely to change again:
+			 * it stays open until a publication finds it unchanged */
+			if (!ret && !(built && ch->hot))
+				chunk_close(m, t, ch);
+			ch->hot = (uint32_t)built;
 		}
 		if (!ret && !has_default(t)) {
 			/* the table's placeholder row: one line, built anew (a table has one) */
@@ -1490,39 +1659,49 @@ static uint64_t fnv_hop(uint64_t h, const struct route_nh *nh)
 	return h;
 }
 
-static uint64_t fingerprint(const struct mroute *e)
+/* r's identity and content, as held in a segment or seen through chunk_view(). */
+static uint64_t fingerprint(const struct route *r)
 {
-	struct route k = e->r;
+	struct route k = *r;
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	k.expires_ms = e->r.expires_ms != 0; /* has a deadline, not where it is */
+	k.expires_ms = r->expires_ms != 0; /* has a deadline, not where it is */
 	k.nhs = NULL;
 	k.metrics = NULL;
 	k.nh.encap = NULL;
 	h = fnv(h, &k, sizeof(k));
-	if (e->r.nh_count == 1)
-		h = fnv_hop(h, &e->r.nh);
-	for (unsigned int i = 0; e->nhs && i < e->r.nh_count; i++)
-		h = fnv_hop(h, &e->nhs[i]);
-	if (e->m)
-		h = fnv(h, e->m, sizeof(*e->m));
+	if (r->nh_count == 1)
+		h = fnv_hop(h, &r->nh);
+	for (unsigned int i = 0; r->nh_count > 1 && r->nhs && i < r->nh_count; i++)
+		h = fnv_hop(h, &r->nhs[i]);
+	if (r->metrics)
+		h = fnv(h, r->metrics, sizeof(*r->metrics));
 	h ^= h >> 29;
 	return h ? h : 1;
 }
 
-static void log_route(const char *what, const char *side, const struct mroute *e)
+static uint64_t fingerprint_e(const struct mroute *e)
+{
+	struct route k = e->r;
+
+	k.nhs = e->nhs;
+	k.metrics = e->m;
+	return fingerprint(&k);
+}
+
+static void log_route(const char *what, const char *side, const struct route *r)
 {
 	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN] = "";
 
-	inet_ntop(AF_INET6, e->r.dst, dst, sizeof(dst));
-	inet_ntop(AF_INET6, e->r.src, src, sizeof(src));
-	if (e->r.nh_count >= 1 && mroute_nh(e, 0)->has_gw)
-		inet_ntop(AF_INET6, mroute_nh(e, 0)->gw, gw, sizeof(gw));
+	inet_ntop(AF_INET6, r->dst, dst, sizeof(dst));
+	inet_ntop(AF_INET6, r->src, src, sizeof(src));
+	if (r->nh_count >= 1 && route_nh(r, 0)->has_gw)
+		inet_ntop(AF_INET6, route_nh(r, 0)->gw, gw, sizeof(gw));
 	log_warn("%s: %s: table %u %s/%u from %s/%u metric %u type %u proto %u nhid %u "
 		 "nexthops %u first via %s ifindex %u flags 0x%x",
-		 what, side, e->r.table, dst, e->r.dst_len, src, e->r.src_len, e->r.metric,
-		 e->r.type, e->r.protocol, e->r.nhid, e->r.nh_count, gw[0] ? gw : "-",
-		 e->r.nh_count ? mroute_nh(e, 0)->ifindex : 0, e->r.rtm_flags);
+		 what, side, r->table, dst, r->dst_len, src, r->src_len, r->metric, r->type,
+		 r->protocol, r->nhid, r->nh_count, gw[0] ? gw : "-",
+		 r->nh_count ? route_nh(r, 0)->ifindex : 0, r->rtm_flags);
 }
 
 struct fp_set {
@@ -1557,17 +1736,19 @@ static size_t fp_slot(const struct fp_set *f, uint64_t h)
 	return j;
 }
 
-#define EACH_ROUTE(m, e)                                                                 \
+/* Every record of m as e, a route seen through chunk_view() (tmp: its room). */
+#define EACH_ROUTE(m, e, tmp)                                                            \
 	for (size_t ti_ = 0; ti_ < (m)->ntables; ti_++)                                  \
 		for (uint32_t c_ = 0; c_ < (m)->tables[ti_].nchunks; c_++)               \
 			for (uint32_t i_ = 0; i_ < (m)->tables[ti_].chunks[c_]->n; i_++) \
-				if (((e) = &(m)->tables[ti_].chunks[c_]->e[i_]), 1)
+				if (((e) = chunk_view((m)->tables[ti_].chunks[c_], i_, &(tmp))), 1)
 
 int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what,
 		unsigned int max_log, uint32_t *only_a, uint32_t *only_b)
 {
 	struct fp_set fa, fb;
-	const struct mroute *e;
+	const struct route *e;
+	struct route tmp;
 	uint32_t na = 0, nb = 0;
 	unsigned int logged = 0;
 
@@ -1578,7 +1759,7 @@ int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what
 		free(fa.cnt);
 		return -ENOMEM;
 	}
-	EACH_ROUTE(a, e)
+	EACH_ROUTE(a, e, tmp)
 	{
 		uint64_t h = fingerprint(e);
 		size_t j = fp_slot(&fa, h);
@@ -1586,7 +1767,7 @@ int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what
 		fa.key[j] = h;
 		fa.cnt[j]++;
 	}
-	EACH_ROUTE(b, e)
+	EACH_ROUTE(b, e, tmp)
 	{
 		uint64_t h = fingerprint(e);
 		size_t j = fp_slot(&fb, h);
@@ -1594,7 +1775,7 @@ int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what
 		fb.key[j] = h;
 		fb.cnt[j]++;
 	}
-	EACH_ROUTE(a, e)
+	EACH_ROUTE(a, e, tmp)
 	{
 		size_t j = fp_slot(&fb, fingerprint(e));
 
@@ -1608,7 +1789,7 @@ int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what
 			log_route(what, "only in the mirror", e);
 		}
 	}
-	EACH_ROUTE(b, e)
+	EACH_ROUTE(b, e, tmp)
 	{
 		size_t j = fp_slot(&fa, fingerprint(e));
 

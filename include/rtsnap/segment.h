@@ -9,7 +9,8 @@
  * Lifetime: segment_build() returns a segment with one reference (the builder's). Every
  * snapshot that contains it holds one more (snapshot.c), and the mirror keeps one on the
  * segment of each of its chunks that has not changed since the last publication, so the
- * next publication shares it instead of building it again. The last segment_put() frees it,
+ * next publication shares it instead of building it again (and reads the chunk's records
+ * from it: the mirror lets its own copy go, mirror.c). The last segment_put() frees it,
  * on whichever thread drops it (a reader releasing an old snapshot, say). Nothing writes a
  * segment after segment_build() returns, except `mark`, which only the collector thread uses.
  */
