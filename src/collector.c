@@ -815,6 +815,24 @@ static void ra_refresh(struct coll *c)
  * A resync the kernel's changes did not let us trust: try again later, backing off (at least
  * four times what the dump cost, dump_ms).
  */
+/*
+ * Try resync why again after c->resync_backoff_ms. An overflow's resync tries as soon as the
+ * storm pauses (OVERFLOW_QUIET_MS, as after the overflow itself), with the backoff as its
+ * latest: a full-table load that outlasts OVERFLOW_WAIT_MAX_MS was otherwise served only a
+ * backoff (at least four dumps long, 9 s at 1 000 000 routes) after it ended.
+ */
+static void retry_resync(struct coll *c, enum collector_trigger why)
+{
+	int64_t now = snapshot_now_ms();
+
+	if (why == TRIGGER_RESYNC) {
+		c->overflow_deadline_ms = now + c->resync_backoff_ms;
+		schedule_resync(c, why, now + OVERFLOW_QUIET_MS);
+	} else {
+		schedule_resync(c, why, now + c->resync_backoff_ms);
+	}
+}
+
 static void postpone(struct coll *c, enum collector_trigger why, int64_t dump_ms)
 {
 	stats_inc(g_stats.resyncs_postponed);
@@ -825,7 +843,7 @@ static void postpone(struct coll *c, enum collector_trigger why, int64_t dump_ms
 		c->resync_backoff_ms = 4 * dump_ms;
 	if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
 		c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
-	schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+	retry_resync(c, why);
 }
 
 /*
@@ -929,7 +947,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 		    c->resync_backoff_ms ? c->resync_backoff_ms * 2 : RESYNC_RETRY_MIN_MS;
 		if (c->resync_backoff_ms > RESYNC_RETRY_MAX_MS)
 			c->resync_backoff_ms = RESYNC_RETRY_MAX_MS;
-		schedule_resync(c, why, snapshot_now_ms() + c->resync_backoff_ms);
+		retry_resync(c, why);
 	}
 	drain(c, DRAIN_BUDGET_MS); /* what changed during the dump; the rest in the main loop */
 	if (!c->dirty)
