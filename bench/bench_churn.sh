@@ -14,6 +14,12 @@
 #   full   FULL_ROUTES routes loaded as fast as nlload can while rtsnapd runs
 #          in an empty namespace: time from the load's end until /status
 #          counts every route; notification overruns; full dumps.
+#   expiry an expiry storm: EXP_ROUTES routes that expire EXP_AFTER s after
+#          they were added, added 20 ms apart, beside EXP_BASE permanent ones;
+#          while their deadlines pass: rtsnapd CPU, full and targeted dumps,
+#          publications, and rtsnap_routes_past_deadline at the end. (Not in
+#          the default PARTS; the kernel deletes overdue routes only at its
+#          next GC run, with one RTM_DELROUTE each.)
 #
 # Needs root. Every namespace and process it starts is removed by the trap
 # in bench/lib.sh. See bench/README-churn.md.
@@ -29,6 +35,7 @@
 #   SEED_ROUTES  routes per CPU in seed 000's test [100000]
 #   SEED_RUNS    runs of each kind (best is reported) [3]
 #   FULL_ROUTES  routes in the full-table load [1000000]
+#   EXP_BASE, EXP_ROUTES, EXP_AFTER  expiry storm [100000, 500, 10]
 #   RTSNAPD      [build/rtsnapd]; RTSNAPD_ARGS extra options ["--interval 0"]
 #   PORT         rtsnapd's port on [::1] inside the namespaces [9816]
 #   READY_TIMEOUT  seconds to wait for rtsnapd to count every route [600]
@@ -47,6 +54,7 @@ else
 	SEED_ROUTES=${SEED_ROUTES:-100000} SEED_RUNS=${SEED_RUNS:-3} FULL_ROUTES=${FULL_ROUTES:-1000000}
 fi
 PARTS=${PARTS:-"churn seed full"}
+EXP_BASE=${EXP_BASE:-100000} EXP_ROUTES=${EXP_ROUTES:-500} EXP_AFTER=${EXP_AFTER:-10}
 RTSNAPD=${RTSNAPD:-$BENCH_ROOT/build/rtsnapd}
 RTSNAPD_ARGS=${RTSNAPD_ARGS:-"--interval 0"}
 PORT=${PORT:-9816}
@@ -196,6 +204,9 @@ churn_part() {
 		fi
 		bench_log "churn N=$n: rtsnapd serves $kernel routes $(bench_elapsed "$t0")s after start," \
 			"VmHWM $(vm_kb "$DAEMON_PID" VmHWM) kB"
+		# at rest means after the start-up's own work: the first idle second gives the
+		# start-up's memory back (malloc_trim, system time)
+		sleep 2
 		for rate in $RATES; do
 			local cpid='' cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
 			: >"$cout"
@@ -392,12 +403,53 @@ full_part() {
 	bench_settle
 }
 
+# ---------------------------------------------------------------- expiry
+
+expiry_part() {
+	local ns c0 c1 tk0 tk1 t_first t_end tw past k
+	header "expiry storm ($EXP_ROUTES routes expiring ${EXP_AFTER}s after their add, added 20 ms apart, beside $EXP_BASE)"
+	emit "| routes | expiring | window s | CPU user ms | CPU sys ms | full dumps | targeted dumps | publications | past deadline at the end |"
+	emit "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	bench_ns_create
+	ns=$BENCH_NS
+	bench_load_routes "$ns" "$EXP_BASE" || bench_die "expiry: load failed"
+	daemon_start "$ns" || bench_die "expiry: rtsnapd did not start"
+	wait_routes "$ns" "$EXP_BASE" || bench_die "expiry: rtsnapd never served $EXP_BASE routes"
+	sleep 2 # the start-up's own work (the first idle second gives memory back)
+	t_first=$EPOCHREALTIME
+	for ((k = 0; k < EXP_ROUTES; k++)); do
+		printf 'route add 2001:db8:%x:%x::/64 via 2001:db8:ff00::2 dev d0 expires %d\n' \
+			$((57344 + k / 65536)) $((k % 65536)) "$EXP_AFTER"
+		sleep 0.02
+	done | ip -n "$ns" -batch - || bench_die "expiry: adding the expiring routes failed"
+	t_end=$EPOCHREALTIME
+	wait_routes "$ns" $((EXP_BASE + EXP_ROUTES)) || bench_die "expiry: the expiring routes were not served"
+	# the window: from the first deadline to one second after the last
+	sleep "$(awk -v a="$t_first" -v e="$EXP_AFTER" -v n="$EPOCHREALTIME" 'BEGIN { d = a + e - n; print (d > 0 ? d : 0) }')"
+	c0=$(counters "$(status "$ns")")
+	tk0=$(cpu_ticks "$DAEMON_PID")
+	tw=$(awk -v a="$t_first" -v b="$t_end" 'BEGIN { printf "%.3f", b - a + 1 }')
+	sleep "$tw"
+	c1=$(counters "$(status "$ns")")
+	tk1=$(cpu_ticks "$DAEMON_PID")
+	past=$(ip netns exec "$ns" curl -sgf --max-time 5 "$URL/metrics" |
+		awk '$1 == "rtsnap_routes_past_deadline" { print $2 }')
+	read -r _ f0 g0 p0 _ <<<"$c0"
+	read -r _ f1 g1 p1 _ <<<"$c1"
+	emit "| $EXP_BASE | $EXP_ROUTES | $tw | $(((${tk1% *} - ${tk0% *}) * 1000 / HZ)) | $(((${tk1#* } - ${tk0#* }) * 1000 / HZ))" \
+		"| $((f1 - f0)) | $((g1 - g0)) | $((p1 - p0)) | ${past:-?} |"
+	daemon_stop
+	bench_ns_delete "$ns"
+	bench_settle
+}
+
 bench_log "machine: $(nproc) cores, kernel $(uname -r), parts: $PARTS"
 for part in $PARTS; do
 	case $part in
 	churn) churn_part ;;
 	seed) seed_part ;;
 	full) full_part ;;
-	*) bench_die "unknown part $part (churn, seed, full)" ;;
+	expiry) expiry_part ;;
+	*) bench_die "unknown part $part (churn, seed, full, expiry)" ;;
 	esac
 done
