@@ -283,11 +283,32 @@ static ssize_t proc_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return n ? n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
+/*
+ * Queue response r (NULL: it could not be made) whose body, total bytes, reads c->snap:
+ * headers, the registry of responses holding a snapshot, the byte count. c belongs to r
+ * (freed by seg_free()) from here on.
+ */
+static enum MHD_Result queue_snapshot_response(struct http_req *rq, unsigned int status,
+					       const char *ctype, struct seg_ctx *c,
+					       struct MHD_Response *r, uint64_t total)
+{
+	if (!r) {
+		seg_free(c);
+		return MHD_NO;
+	}
+	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
+	add_common_headers(r, rq, ctype);
+	rq->snap = NULL;
+	http_pin_add(&c->pin, rq->conn, c->snap, total);
+	stats_add(g_stats.http_bytes, total);
+	return queue(rq, status, r);
+}
+
 /* The proc text of rq's snapshot, rendered as libmicrohttpd asks for it. */
 static enum MHD_Result send_proc(struct http_req *rq)
 {
 	struct seg_ctx *c = calloc(1, sizeof(*c));
-	struct MHD_Response *r = NULL;
+	struct MHD_Response *r;
 	uint64_t total = rq->snap->proc_len;
 
 	if (c)
@@ -300,16 +321,7 @@ static enum MHD_Result send_proc(struct http_req *rq)
 	rq->snap = NULL; /* the response holds the reference now */
 	render_proc_reader_init(c->proc, c->snap);
 	r = MHD_create_response_from_callback(total, 64 * 1024, proc_read, c, seg_free);
-	if (!r) {
-		seg_free(c);
-		return MHD_NO;
-	}
-	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
-	add_common_headers(r, rq, "text/plain; charset=utf-8");
-	rq->snap = NULL;
-	http_pin_add(&c->pin, rq->conn, c->snap, total);
-	stats_add(g_stats.http_bytes, total);
-	return queue(rq, 200, r);
+	return queue_snapshot_response(rq, 200, "text/plain; charset=utf-8", c, r, total);
 }
 
 static ssize_t seg_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -383,16 +395,7 @@ enum MHD_Result http_send_snapshot_segs(struct http_req *rq, unsigned int status
 	else
 		r = MHD_create_response_from_callback(total, 64 * 1024, seg_read, c, seg_free);
 	free(iov); /* MHD keeps its own copy of the array */
-	if (!r) {
-		seg_free(c);
-		return MHD_NO;
-	}
-	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
-	add_common_headers(r, rq, ctype);
-	rq->snap = NULL;
-	http_pin_add(&c->pin, rq->conn, c->snap, total);
-	stats_add(g_stats.http_bytes, total);
-	return queue(rq, status, r);
+	return queue_snapshot_response(rq, status, ctype, c, r, total);
 }
 
 /* ---- arguments ---- */
