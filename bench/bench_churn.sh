@@ -20,6 +20,11 @@
 #          publications, and rtsnap_routes_past_deadline at the end. (Not in
 #          the default PARTS; the kernel deletes overdue routes only at its
 #          next GC run, with one RTM_DELROUTE each.)
+#   adopt  the resync after an overflow that finds every chunk changed:
+#          ADOPT_ROUTES routes at rest, then every route via 2001:db8:ff00::2
+#          (3/8, all over the key space) replaced while rtsnapd is stopped;
+#          RSS at rest and its peak until the change is served. (Not in the
+#          default PARTS.)
 #
 # Needs root. Every namespace and process it starts is removed by the trap
 # in bench/lib.sh. See bench/README-churn.md.
@@ -36,6 +41,7 @@
 #   SEED_RUNS    runs of each kind (best is reported) [3]
 #   FULL_ROUTES  routes in the full-table load [1000000]
 #   EXP_BASE, EXP_ROUTES, EXP_AFTER  expiry storm [100000, 500, 10]
+#   ADOPT_ROUTES routes in the adopt part [1000000]
 #   RTSNAPD      [build/rtsnapd]; RTSNAPD_ARGS extra options ["--interval 0"]
 #   PORT         rtsnapd's port on [::1] inside the namespaces [9816]
 #   READY_TIMEOUT  seconds to wait for rtsnapd to count every route [600]
@@ -54,6 +60,7 @@ else
 	SEED_ROUTES=${SEED_ROUTES:-100000} SEED_RUNS=${SEED_RUNS:-3} FULL_ROUTES=${FULL_ROUTES:-1000000}
 fi
 PARTS=${PARTS:-"churn seed full"}
+ADOPT_ROUTES=${ADOPT_ROUTES:-1000000}
 EXP_BASE=${EXP_BASE:-100000} EXP_ROUTES=${EXP_ROUTES:-500} EXP_AFTER=${EXP_AFTER:-10}
 RTSNAPD=${RTSNAPD:-$BENCH_ROOT/build/rtsnapd}
 RTSNAPD_ARGS=${RTSNAPD_ARGS:-"--interval 0"}
@@ -443,6 +450,60 @@ expiry_part() {
 	bench_settle
 }
 
+# ---------------------------------------------------------------- adopt
+
+# The resync after an overflow that finds every chunk changed: ADOPT_ROUTES
+# routes served and at rest, then, while rtsnapd is stopped (SIGSTOP), every
+# route via 2001:db8:ff00::2 (3/8 of them, spread over the whole key space)
+# replaced by one via ::3, far more than its socket holds. On SIGCONT it
+# overflows, resyncs and adopts a dump that differs in every chunk. Measured:
+# RSS at rest, the peak from the stop until the new gateways are served
+# (VmHWM reset through clear_refs), and the time that took.
+adopt_part() {
+	local ns want rest hwm t0 n_k n_s sj steps drift
+	header "resync adopting a dump that differs everywhere ($ADOPT_ROUTES routes; 3/8 of them replaced while rtsnapd is stopped)"
+	emit "| routes | replaced | RSS at rest B/route | peak B/route | peak / rest | SIGCONT → served s | adopt steps | drift | kernel = served |"
+	emit "|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+	bench_ns_create
+	ns=$BENCH_NS
+	bench_load_routes "$ns" "$ADOPT_ROUTES" || bench_die "adopt: load failed"
+	daemon_start "$ns" || bench_die "adopt: rtsnapd did not start"
+	want=$((ADOPT_ROUTES + $(wc -w <<<"$BENCH_DEFAULT_TABLES")))
+	wait_routes "$ns" "$want" || bench_die "adopt: rtsnapd never served the table"
+	sleep 3 # at rest: the start-up's memory given back
+	rest=$(vm_kb "$DAEMON_PID" VmRSS)
+	echo 5 >"/proc/$DAEMON_PID/clear_refs" # VmHWM from here
+	kill -STOP "$DAEMON_PID"
+	bench_gen_routes "$ADOPT_ROUTES" |
+		awk '$4 == "2001:db8:ff00::2" { $4 = "2001:db8:ff00::3"; print }' >"$BENCH_TMP/adopt.txt"
+	ip netns exec "$ns" "$NLLOAD" -r <"$BENCH_TMP/adopt.txt" 2>"$BENCH_TMP/adopt.log" ||
+		bench_log "adopt: the replace reported errors: $(cat "$BENCH_TMP/adopt.log")"
+	n_k=$(wc -l <"$BENCH_TMP/adopt.txt")
+	t0=$EPOCHREALTIME
+	kill -CONT "$DAEMON_PID"
+	# served: as many routes via ::3 as the kernel has (counted in the proc text)
+	local deadline=$((SECONDS + READY_TIMEOUT))
+	while [ $SECONDS -lt $deadline ]; do
+		n_s=$(ip netns exec "$ns" curl -sgf --max-time 30 "$URL/ipv6_route" |
+			grep -c ' 20010db8ff0000000000000000000003 ')
+		[ "$n_s" -lt "$n_k" ] || break
+		sleep 0.2
+	done
+	WAIT_S=$(bench_elapsed "$t0")
+	sleep 2
+	hwm=$(vm_kb "$DAEMON_PID" VmHWM)
+	sj=$(status "$ns")
+	steps=$(ip netns exec "$ns" curl -sgf --max-time 5 "$URL/metrics" |
+		awk '$1 == "rtsnap_resync_adopt_steps_total" { print $2 }')
+	drift=$(jq -r '.collector.resync_drift_routes // "?"' <<<"$sj")
+	emit "| $ADOPT_ROUTES | $n_k | $(per_route "$rest" "$ADOPT_ROUTES") | $(per_route "$hwm" "$ADOPT_ROUTES")" \
+		"| $(awk -v a="$hwm" -v b="$rest" 'BEGIN { printf "%.2f", a / b }') | $WAIT_S | ${steps:-n/a} | $drift" \
+		"| $([ "$n_s" = "$n_k" ] && echo "yes ($n_s via ::3)" || echo "NO: kernel $n_k, served $n_s") |"
+	daemon_stop
+	bench_ns_delete "$ns"
+	bench_settle
+}
+
 bench_log "machine: $(nproc) cores, kernel $(uname -r), parts: $PARTS"
 for part in $PARTS; do
 	case $part in
@@ -450,6 +511,7 @@ for part in $PARTS; do
 	seed) seed_part ;;
 	full) full_part ;;
 	expiry) expiry_part ;;
-	*) bench_die "unknown part $part (churn, seed, full, expiry)" ;;
+	adopt) adopt_part ;;
+	*) bench_die "unknown part $part (churn, seed, full, expiry, adopt)" ;;
 	esac
 done

@@ -58,6 +58,8 @@
 #define RESYNC_DRAIN_MS 100 /* catching up before a full dump, at most */
 #define RESYNC_RETRY_MIN_MS 1000
 #define RESYNC_RETRY_MAX_MS 60000
+#define ADOPT_STEPS 8	     /* a dump that differs is adopted in this many steps */
+#define ADOPT_STEP_MIN 65536 /* routes: smaller dumps in one */
 #define ENOBUFS_LOG_MS 10000 /* at most one overflow warning per this long */
 /* After an overflow the resync waits until notifications pause this long (at most
  * OVERFLOW_WAIT_MAX_MS): an overflow means a storm of changes (a BGP session reset, a bulk
@@ -846,6 +848,36 @@ static void postpone(struct coll *c, enum collector_trigger why, int64_t dump_ms
 	retry_resync(c, why);
 }
 
+static int publish(struct coll *c, enum collector_trigger why);
+
+/*
+ * Make the mirror what dump d says (d is taken) in steps of an eighth of the dump (at least
+ * ADOPT_STEP_MIN routes), published in between: a dump that differs everywhere (an overflow
+ * during a full-table load, say) would otherwise build a whole table's segments while the
+ * published snapshot still holds the old ones (RSS twice the table's). The snapshots between
+ * steps show the dump's routes up to a key and the mirror's after it, on their way from one
+ * stale state to the kernel's. Notifications wait for the end. 0 or -ENOMEM.
+ */
+static int adopt(struct coll *c, struct mirror *d, enum collector_trigger why)
+{
+	struct mirror_adoption *a = NULL;
+	size_t step = mirror_routes(d) / ADOPT_STEPS;
+	int ret;
+
+	if (step < ADOPT_STEP_MIN)
+		step = ADOPT_STEP_MIN;
+	ret = mirror_adopt_begin(c->m, d, &a);
+	while (!ret && (ret = mirror_adopt_step(a, step, &c->delta)) == 1) {
+		mark_dirty(c);
+		ret = 0;
+		if (publish(c, why) == 0)
+			stats_inc(g_stats.adopt_steps);
+	}
+	mirror_adopt_end(a);
+	mark_dirty(c);
+	return ret;
+}
+
 /*
  * Full dump, compared with the mirror and adopted as described at the top. Returns 0, or a
  * negative errno (the mirror and the published snapshot stay as they were).
@@ -927,13 +959,20 @@ static int resync(struct coll *c, enum collector_trigger why)
 	if (trusted && c->m && c->m_valid && !(only_m + only_k) &&
 	    mirror_same_outside_routes(c->m, d)) {
 		/* the kernel agrees with the mirror: keep it, and the segments the published
-		 * snapshot shares with it (the dump's chunks would all be new) */
+		 * snapshot shares with it */
 		mirror_free(d);
-		d = c->m;
-		c->m = NULL;
+	} else if (!c->m) {
+		c->m = d;
+	} else if ((ret = adopt(c, d, why))) {
+		stats_inc(g_stats.errors[CERR_NOMEM]);
+		stats_set(g_stats.last_error, ret);
+		log_warn("resync (%s): adopting the dump failed: %s; resyncing again",
+			 stats_trigger_name(why), strerror(-ret));
+		c->m_valid = 0;
+		schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms() + RESYNC_RETRY_MIN_MS);
+		mark_dirty(c);
+		return ret;
 	}
-	mirror_free(c->m);
-	c->m = d;
 	c->m_valid = trusted;
 	c->noifs = c->naoifs = c->nroifs = c->nprobes = 0;
 	c->want_prefix = c->want_nexthops = c->want_groups = 0;

@@ -511,6 +511,8 @@ static json_t *status_collector(int64_t now_ms)
 			    json_integer((json_int_t)stats_get(g_stats.resync_drift_routes)));
 	json_object_set_new(o, "resyncs_postponed",
 			    json_integer((json_int_t)stats_get(g_stats.resyncs_postponed)));
+	json_object_set_new(o, "resync_adopt_steps",
+			    json_integer((json_int_t)stats_get(g_stats.adopt_steps)));
 	json_object_set_new(o, "unknown_deletes",
 			    json_integer((json_int_t)stats_get(g_stats.unknown_deletes)));
 	json_object_set_new(o, "notification_overruns",

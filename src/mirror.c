@@ -612,9 +612,11 @@ static int open_range(struct mirror *m, struct mtable *t, struct mpos lo, struct
 	return 0;
 }
 
-/* Insert a clear record at p (p may be the end); returns it, or NULL on -ENOMEM. */
-static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos p)
+/* Insert a clear record at *pp (it may be the end); returns it, or NULL on -ENOMEM. *pp is
+ * set to where the record is (a split may move it). */
+static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos *pp)
 {
+	struct mpos p = *pp;
 	struct mchunk *ch;
 
 	if (t->nchunks == 0 || (p.c == t->nchunks && t->chunks[p.c - 1]->n == MIRROR_CHUNK)) {
@@ -678,6 +680,7 @@ static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos 
 	memset(&ch->e[p.i], 0, sizeof(ch->e[0]));
 	ch->e[p.i].src = -1;
 	t->nroutes++;
+	*pp = p;
 	return &ch->e[p.i];
 }
 
@@ -710,29 +713,28 @@ static int remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 	return 0;
 }
 
-/* Insert a record for r at p (a position between routes of other keys or after its equals). */
-static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const struct route *r,
-			const struct route_nh *nhs, const struct route_metrics *met)
+/* Insert a record for r at *pp (a position between routes of other keys or after its
+ * equals); *pp is set to where it is. */
+static int insert_route_at(struct mirror *m, struct mtable *t, struct mpos *pp,
+			   const struct route *r, const struct route_nh *nhs,
+			   const struct route_metrics *met)
 {
-	struct mroute *e = insert_at(m, t, p);
+	struct mroute *e = insert_at(m, t, pp);
 
 	if (!e)
 		return -ENOMEM;
 	m->nroutes++;
 	if (mroute_set(m, e, r, nhs, met)) {
-		/* find it again: insert_at may have split the chunk */
-		struct order_key k;
-		struct mpos q;
-
-		order_key_of(r, &k);
-		for (q = bound(t, &k, 0); !pos_end(t, q); q = pos_next(t, q))
-			if (t->chunks[q.c]->e && at(t, q) == e)
-				break;
-		if (!pos_end(t, q))
-			remove_at(m, t, q);
+		remove_at(m, t, *pp); /* its chunk is open */
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const struct route *r,
+			const struct route_nh *nhs, const struct route_metrics *met)
+{
+	return insert_route_at(m, t, &p, r, nhs, met);
 }
 
 static void equal_range(const struct mtable *t, const struct route *r, struct mpos *lo,
@@ -1469,13 +1471,19 @@ long mirror_keep_oversized(const struct mirror *old, struct mirror *d)
 	return kept;
 }
 
-int mirror_same_outside_routes(const struct mirror *a, const struct mirror *b)
+/* Whether a and b know the same links and nexthop objects. */
+static int same_links_nhobjs(const struct mirror *a, const struct mirror *b)
 {
-	if (a->nlinks != b->nlinks || a->nnhobjs != b->nnhobjs || a->ntables != b->ntables)
+	if (a->nlinks != b->nlinks || a->nnhobjs != b->nnhobjs)
 		return 0;
 	if (a->nlinks && memcmp(a->links, b->links, a->nlinks * sizeof(*a->links)))
 		return 0;
-	if (a->nnhobjs && memcmp(a->nhobjs, b->nhobjs, a->nnhobjs * sizeof(*a->nhobjs)))
+	return !a->nnhobjs || !memcmp(a->nhobjs, b->nhobjs, a->nnhobjs * sizeof(*a->nhobjs));
+}
+
+int mirror_same_outside_routes(const struct mirror *a, const struct mirror *b)
+{
+	if (!same_links_nhobjs(a, b) || a->ntables != b->ntables)
 		return 0;
 	for (size_t t = 0; t < a->ntables; t++)
 		if (a->tables[t].id != b->tables[t].id)
@@ -1810,4 +1818,354 @@ int mirror_diff(const struct mirror *a, const struct mirror *b, const char *what
 	*only_a = na;
 	*only_b = nb;
 	return 0;
+}
+
+/* ---- adopting a dump ---- */
+
+/* a and b are the same route as fingerprint() sees them (a deadline: whether, not when). */
+static int route_same(const struct route *a, const struct route *b)
+{
+	struct route x = *a, y = *b;
+
+	x.expires_ms = a->expires_ms != 0;
+	y.expires_ms = b->expires_ms != 0;
+	x.nhs = y.nhs = NULL;
+	x.metrics = y.metrics = NULL;
+	x.nh.encap = y.nh.encap = NULL;
+	if (memcmp(&x, &y, sizeof(x)))
+		return 0;
+	if (a->nh_count == 1 && !route_encap_equal(a->nh.encap, b->nh.encap))
+		return 0;
+	if (a->nh_count > 1 && (!a->nhs || !b->nhs))
+		return a->nhs == b->nhs;
+	for (unsigned int i = 0; a->nh_count > 1 && i < a->nh_count; i++) {
+		struct route_nh p = a->nhs[i], q = b->nhs[i];
+
+		p.encap = q.encap = NULL;
+		if (memcmp(&p, &q, sizeof(p)) ||
+		    !route_encap_equal(a->nhs[i].encap, b->nhs[i].encap))
+			return 0;
+	}
+	if (!a->metrics || !b->metrics)
+		return a->metrics == b->metrics;
+	return !memcmp(a->metrics, b->metrics, sizeof(*a->metrics));
+}
+
+/* Let chunk c of dump table dt go (its records were taken). */
+static void drop_chunk(struct mirror *d, struct mtable *dt, uint32_t c)
+{
+	struct mchunk *ch = dt->chunks[c];
+
+	for (uint32_t i = 0; ch->e && i < ch->n; i++)
+		mroute_clear(d, &ch->e[i]);
+	free(ch->e);
+	ch->e = NULL;
+	dt->slots -= ch->cap;
+	ch->n = ch->cap = 0;
+}
+
+/* The end of the run of records of key k from p; *n: how many. */
+static struct mpos run_end(const struct mtable *t, struct mpos p, const struct order_key *k,
+			   size_t *n)
+{
+	while (!pos_end(t, p)) {
+		struct order_key x;
+
+		order_key_of(chunk_key(t->chunks[p.c], p.i), &x);
+		if (order_key_cmp(&x, k))
+			break;
+		p = pos_next(t, p);
+		++*n;
+	}
+	return p;
+}
+
+/* Bytes a record holds beside itself (mirror.extra_bytes). */
+static size_t mroute_extra(const struct mroute *e)
+{
+	return (e->nhs ? e->r.nh_count * sizeof(*e->nhs) : 0) + (e->m ? sizeof(*e->m) : 0) +
+	       (e->enc ? sizeof(*e->enc) + e->enc->len : 0);
+}
+
+/* Table t of m gives its records up for those of dump table dt (which is left empty). */
+static void take_chunks(struct mirror *m, struct mtable *t, struct mirror *d, struct mtable *dt,
+			struct mirror_delta *delta)
+{
+	size_t extra = 0;
+
+	delta->removed += t->nroutes;
+	delta->added += dt->nroutes;
+	m->nroutes = m->nroutes - t->nroutes + dt->nroutes;
+	d->nroutes -= dt->nroutes;
+	for (uint32_t c = 0; c < t->nchunks; c++) {
+		struct mchunk *ch = t->chunks[c];
+
+		for (uint32_t j = 0; ch->e && j < ch->n; j++)
+			mroute_clear(m, &ch->e[j]);
+		chunk_forget(ch);
+		free(ch->e);
+		free(ch);
+	}
+	free(t->chunks);
+	for (uint32_t c = 0; c < dt->nchunks; c++)
+		for (uint32_t j = 0; j < dt->chunks[c]->n; j++)
+			extra += mroute_extra(&dt->chunks[c]->e[j]);
+	m->extra_bytes += extra;
+	d->extra_bytes -= extra;
+	t->chunks = dt->chunks;
+	t->nchunks = dt->nchunks;
+	t->cap = dt->cap;
+	t->slots = dt->slots;
+	t->nroutes = dt->nroutes;
+	dt->chunks = NULL;
+	dt->nchunks = dt->cap = dt->nroutes = 0;
+	dt->slots = 0;
+}
+
+/*
+ * Insert r at *pp for adopt_table() and leave *pp after it: where the next record of a run
+ * goes. A run is appended to the chunk before when that one has room, and one that would go
+ * before a full chunk's first record starts a chunk of its own (splitting in halves as a
+ * notification's insert does would leave half-full chunks behind a long run).
+ */
+static int adopt_insert(struct mirror *m, struct mtable *t, struct mpos *pp, const struct route *r)
+{
+	struct mpos p = *pp;
+	int ret;
+
+	if (p.i == 0 && p.c > 0 && t->chunks[p.c - 1]->n < MIRROR_CHUNK) {
+		p = (struct mpos){ p.c - 1, t->chunks[p.c - 1]->n };
+	} else if (p.i == 0 && p.c < t->nchunks && t->chunks[p.c]->n == MIRROR_CHUNK) {
+		size_t cap = t->cap;
+		struct mchunk *nc;
+
+		if (grow((void **)&t->chunks, &cap, t->nchunks, sizeof(*t->chunks)))
+			return -ENOMEM;
+		t->cap = (uint32_t)cap;
+		nc = chunk_new(t, MIRROR_CHUNK);
+		if (!nc)
+			return -ENOMEM;
+		memmove(&t->chunks[p.c + 1], &t->chunks[p.c],
+			(t->nchunks - p.c) * sizeof(*t->chunks));
+		t->chunks[p.c] = nc;
+		t->nchunks++;
+	}
+	ret = insert_route_at(m, t, &p, r, r->nhs, r->metrics);
+	if (ret) {
+		if (p.c < t->nchunks && t->chunks[p.c]->n == 0) { /* the chunk made for it */
+			struct mchunk *ch = t->chunks[p.c];
+
+			t->slots -= ch->cap;
+			free(ch->e);
+			free(ch);
+			memmove(&t->chunks[p.c], &t->chunks[p.c + 1],
+				(t->nchunks - p.c - 1) * sizeof(*t->chunks));
+			t->nchunks--;
+		}
+		return ret;
+	}
+	*pp = pos_next(t, p);
+	return 0;
+}
+
+struct mirror_adoption {
+	struct mirror *m, *d;
+	size_t ti;	  /* d's table being adopted */
+	size_t nkeep;	  /* m's tables in d's order come first; those after go at the end */
+	struct mpos q;	  /* next record of d's table ti */
+	uint32_t dropped; /* d's chunks of table ti let go */
+	int started;	  /* table ti is adopted up to key last (its records of that key too) */
+	struct order_key last;
+};
+
+/*
+ * Give table t of m the records of dump table dt, in dt's order, from where the last step
+ * stopped. Both are in key order, so one walk over both finds the runs of equal key that
+ * differ, and only those change in t (a run the same in both keeps its records, and its chunk
+ * its segment). dt's chunks are let go as the walk leaves them. Stops after a run once
+ * *budget records were taken or dropped: returns 1 then, 0 at the table's end, -ENOMEM (t
+ * holds part of dt).
+ */
+static int adopt_table(struct mirror_adoption *a, struct mtable *t, struct mtable *dt,
+		       size_t *budget, struct mirror_delta *delta)
+{
+	struct mirror *m = a->m;
+	struct mpos p = { 0, 0 }, q = a->q;
+	int ret = 0;
+
+	if (!a->started && (size_t)t->nroutes * 4 < dt->nroutes) {
+		/* mostly new: the dump's chunks are the table (they are full, and few of t's
+		 * segments could be kept anyway) */
+		take_chunks(m, t, a->d, dt, delta);
+		*budget = *budget > t->nroutes ? *budget - t->nroutes : 0;
+		return 0;
+	}
+	if (a->started)
+		p = bound(t, &a->last, 1);
+	while (!ret && (!pos_end(t, p) || !pos_end(dt, q))) {
+		struct order_key kp = { 0 }, kd = { 0 };
+		struct mpos p2 = p, q2 = q;
+		size_t np = 0, nq = 0, used;
+		int c, same = 0;
+
+		if (*budget == 0)
+			break;
+		if (!pos_end(t, p))
+			order_key_of(chunk_key(t->chunks[p.c], p.i), &kp);
+		if (!pos_end(dt, q))
+			order_key_of(chunk_key(dt->chunks[q.c], q.i), &kd);
+		c = pos_end(dt, q) ? -1 : pos_end(t, p) ? 1 : order_key_cmp(&kp, &kd);
+		if (c <= 0)
+			p2 = run_end(t, p, &kp, &np);
+		if (c >= 0)
+			q2 = run_end(dt, q, &kd, &nq);
+		if (c == 0 && np == nq) {
+			struct mpos x = p, y = q;
+			struct route tx, ty;
+
+			for (same = 1; same && !pos_eq(x, p2);
+			     x = pos_next(t, x), y = pos_next(dt, y))
+				same = route_same(chunk_view(t->chunks[x.c], x.i, &tx),
+						  chunk_view(dt->chunks[y.c], y.i, &ty));
+		}
+		if (same) {
+			/* the same routes: only a deadline may have moved (by more than the
+			 * second a dump rounds it to) */
+			for (struct mpos x = p, y = q; !ret && !pos_eq(x, p2);
+			     x = pos_next(t, x), y = pos_next(dt, y)) {
+				int64_t want = chunk_key(dt->chunks[y.c], y.i)->expires_ms;
+				int64_t dx = want - chunk_key(t->chunks[x.c], x.i)->expires_ms;
+
+				if (dx <= 1000 && dx >= -1000)
+					continue;
+				ret = chunk_open(m, t, t->chunks[x.c]);
+				if (!ret) {
+					at_w(t, x)->r.expires_ms = want;
+					delta->changed++;
+				}
+			}
+			p = p2;
+		} else {
+			/* t's run goes (positions after p move as records go), dt's takes its
+			 * place */
+			delta->removed += (uint32_t)np;
+			for (size_t k = 0; !ret && k < np; k++) {
+				ret = remove_at(m, t, p);
+				p = pos_fix(t, p);
+			}
+			for (struct mpos y = q; !ret && !pos_eq(y, q2); y = pos_next(dt, y)) {
+				struct route ty;
+				const struct route *r = chunk_view(dt->chunks[y.c], y.i, &ty);
+
+				ret = adopt_insert(m, t, &p, r);
+				delta->added += !ret;
+			}
+		}
+		used = nq + (c < 0 ? np : 0);
+		*budget = *budget > used ? *budget - used : 0;
+		a->last = c < 0 ? kp : kd;
+		a->started = 1;
+		q = q2;
+		while (a->dropped < q.c && a->dropped < dt->nchunks)
+			drop_chunk(a->d, dt, a->dropped++);
+	}
+	a->q = q;
+	if (ret)
+		return ret;
+	return pos_end(t, p) && pos_end(dt, q) ? 0 : 1;
+}
+
+int mirror_adopt_begin(struct mirror *m, struct mirror *d, struct mirror_adoption **out)
+{
+	struct mirror_adoption *a = calloc(1, sizeof(*a));
+	struct mtable *nt;
+	size_t k = 0;
+
+	if (!a) {
+		mirror_free(d);
+		return -ENOMEM;
+	}
+	a->m = m;
+	a->d = d;
+	*out = a;
+	for (size_t i = 0; i < d->ntables; i++)
+		if (!table_get(m, d->tables[i].id, 0))
+			return -ENOMEM;
+	/* d's tables first, in d's order; m's others after them, until the end */
+	nt = malloc(m->ntables * sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->ntables; i++)
+		nt[k++] = *table_find(m, d->tables[i].id);
+	for (size_t i = 0; i < m->ntables; i++)
+		if (!table_find(d, m->tables[i].id))
+			nt[k++] = m->tables[i];
+	memcpy(m->tables, nt, k * sizeof(*nt));
+	free(nt);
+	a->nkeep = d->ntables;
+	if (!same_links_nhobjs(m, d)) {
+		struct route_link *l = m->links;
+		struct route_nhobj *o = m->nhobjs;
+		size_t n, cap;
+
+		m->links = d->links;
+		d->links = l;
+		n = m->nlinks, cap = m->links_cap;
+		m->nlinks = d->nlinks, m->links_cap = d->links_cap;
+		d->nlinks = n, d->links_cap = cap;
+		m->nhobjs = d->nhobjs;
+		d->nhobjs = o;
+		n = m->nnhobjs, cap = m->nhobjs_cap;
+		m->nnhobjs = d->nnhobjs, m->nhobjs_cap = d->nhobjs_cap;
+		d->nnhobjs = n, d->nhobjs_cap = cap;
+		m->ctx_epoch++; /* what routes print may differ */
+	}
+	m->reannounce_id = 0;
+	return 0;
+}
+
+int mirror_adopt_step(struct mirror_adoption *a, size_t max_routes, struct mirror_delta *delta)
+{
+	struct mirror *m = a->m;
+	size_t budget = max_routes ? max_routes : 1;
+
+	for (; a->ti < a->nkeep; a->ti++) {
+		struct mtable *dt = &a->d->tables[a->ti];
+		int ret = adopt_table(a, &m->tables[a->ti], dt, &budget, delta);
+
+		if (ret)
+			return ret;
+		while (a->dropped < dt->nchunks)
+			drop_chunk(a->d, dt, a->dropped++);
+		a->started = 0;
+		a->q = (struct mpos){ 0, 0 };
+		a->dropped = 0;
+	}
+	/* the tables the dump did not list */
+	for (size_t i = a->nkeep; i < m->ntables; i++) {
+		struct mtable *t = &m->tables[i];
+
+		delta->removed += t->nroutes;
+		m->nroutes -= t->nroutes;
+		for (uint32_t c = 0; c < t->nchunks; c++) {
+			struct mchunk *ch = t->chunks[c];
+
+			for (uint32_t j = 0; ch->e && j < ch->n; j++)
+				mroute_clear(m, &ch->e[j]);
+			chunk_forget(ch);
+			free(ch->e);
+			free(ch);
+		}
+		free(t->chunks);
+	}
+	m->ntables = a->nkeep;
+	return 0;
+}
+
+void mirror_adopt_end(struct mirror_adoption *a)
+{
+	if (!a)
+		return;
+	mirror_free(a->d);
+	free(a);
 }

@@ -623,6 +623,10 @@ static void render_collector(struct strbuf *sb)
 	counter(sb, "rtsnap_resyncs_postponed_total",
 		"Resync dumps not trusted because the kernel changed while they ran.",
 		stats_get(g_stats.resyncs_postponed));
+	counter(sb, "rtsnap_resync_adopt_steps_total",
+		"Snapshots published between the steps of adopting a dump that differed from the "
+		"mirror (a large dump is adopted an eighth at a time).",
+		stats_get(g_stats.adopt_steps));
 	counter(sb, "rtsnap_unknown_deletes_total",
 		"Route deletions for routes the mirror did not hold.",
 		stats_get(g_stats.unknown_deletes));

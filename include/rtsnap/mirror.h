@@ -123,6 +123,28 @@ int mirror_has_oversized(const struct mirror *m);
  * shares with the published snapshot. */
 int mirror_same_outside_routes(const struct mirror *a, const struct mirror *b);
 
+/*
+ * Adopting a full dump d into m, in steps (a resync that found differences, or a mirror known
+ * to be incomplete): m ends with d's routes, tables, links and nexthop objects, in d's order,
+ * while every run of routes of one key that is the same in both keeps its record, so the chunks
+ * the dump did not change keep their segments. Each step takes about max_routes of d's routes
+ * (in key order, table by table), so that a publication between steps can let the replaced
+ * segments go before the next ones are built: a dump that changes every chunk then costs the
+ * memory of one step more than the table, not of a second table.
+ *
+ * mirror_adopt_begin() takes d (freed by mirror_adopt_end(), whatever happens) and adopts the
+ * links and nexthop objects and the list of tables (tables the dump lacks go at the last
+ * step); 0 or -ENOMEM. mirror_adopt_step(): 1 while there is more, 0 when m is d, -ENOMEM
+ * (then m holds part of both and must be resynced). Between steps m may be published, not
+ * changed otherwise.
+ */
+struct mirror_adoption;
+int mirror_adopt_begin(struct mirror *m, struct mirror *d, struct mirror_adoption **out)
+    __attribute__((warn_unused_result));
+int mirror_adopt_step(struct mirror_adoption *a, size_t max_routes, struct mirror_delta *delta)
+    __attribute__((warn_unused_result));
+void mirror_adopt_end(struct mirror_adoption *a);
+
 /* Routes (records) held, and bytes of memory the mirror holds (approximate, from sizes). */
 size_t mirror_routes(const struct mirror *m);
 size_t mirror_bytes(const struct mirror *m);

@@ -90,6 +90,7 @@ struct rtsnap_stats {
 	uint64_t full_dumps[TRIGGER__COUNT]; /* by what asked for them */
 	uint64_t resync_drift_routes;	     /* routes a resync found different from the mirror */
 	uint64_t resyncs_postponed; /* resync dumps not trusted (the kernel changed meanwhile) */
+	uint64_t adopt_steps;	    /* publications between the steps of adopting a dump */
 	uint64_t unknown_deletes;   /* deletes of routes the mirror did not have */
 	uint64_t publications;
 	uint64_t segments_built; /* segments rendered for a publication (the rest were shared) */

@@ -5,7 +5,9 @@
 # kernel has: /routes equal to `ip -j -6 route show table all`, the proc text equal to the
 # kernel's file in count and in the routes that changed, and a SIGHUP resync afterwards that
 # finds no drift. This is the path a BGP session reset takes on a router (and the one where
-# the mirror's copy-on-write chunks are replaced by a whole dump). Bounded: 3 batches.
+# the dump is merged into the mirror's copy-on-write chunks, in steps with a publication
+# between them: table main holds enough routes before the stop that it is merged, not
+# replaced). Bounded: 3 batches.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/json.sh"
 require_root
@@ -13,7 +15,9 @@ require_cmd ip curl jq awk
 require_rtsnapd
 N=${OVERFLOW_ROUTES:-150000}
 
-tap_plan 9
+P=${OVERFLOW_KEPT:-50000} # routes of table main the stop leaves alone
+
+tap_plan 10
 ns_new NS
 ns_exec "$NS" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 veth_pair "$NS" v0 "$NS" v1
@@ -24,10 +28,13 @@ for i in $(seq 0 1499); do
 	printf 'route add 2001:db8:%x:%x::/64 via 2001:db8:1::2\n' $((0x100 + i / 256)) $((i % 256))
 	printf 'route add 2001:db8:%x:%x::/64 dev v1 table 100\n' $((0x200 + i / 256)) $((i % 256))
 done | ip -6 -n "$NS" -batch -
+for ((i = 0; i < P; i++)); do
+	printf 'route add 2001:db8:%x:%x::/64 via 2001:db8:1::2\n' $((0x3000 + i / 65536)) $((i % 65536))
+done | ip -6 -n "$NS" -batch -
 
 st() { http_get "$NS" /status | jq -r "$1"; }
 daemon_start "$NS" || tap_bail "daemon did not start"
-wait_until 10 test "$(st .routes)" -ge 3000
+wait_until 30 test "$(st .routes)" -ge $((3000 + P))
 PID=${_daemon_pid[$NS]}
 
 kill -STOP "$PID"
@@ -56,11 +63,15 @@ if [ "$ov" -ge 1 ]; then
 	tap_ok 0 "the notification socket overflowed ($ov times)"
 	[ "$rs" -ge 1 ]
 	tap_ok $? "an overflow resync ran ($rs full dumps for it)"
+	steps=$(st '.collector.resync_adopt_steps // 0')
+	[ "$steps" -ge 1 ]
+	tap_ok $? "the dump was merged in steps ($steps publications between them)"
 else
 	# the socket's buffer (64 MB) held every notification: the checks below still hold,
 	# but they test the ordinary path, not the overflow's
 	tap_skip "no overflow: the notification socket held all $N changes (raise OVERFLOW_ROUTES)"
 	tap_skip "no overflow resync to check"
+	tap_skip "no overflow resync, so no dump merged in steps"
 fi
 
 json_compare "$NS" "GET /routes equals ip -j -6 route show table all after the overflow" \

@@ -974,6 +974,162 @@ static void test_churn_splits_and_shrinks(void **state)
 	mirror_free(fresh);
 }
 
+/* What the adoption tests load: route i of table main (or of table tab) with gateway gw. */
+static void load_gen(struct mirror *m, unsigned int i, unsigned int gw, uint32_t tab)
+{
+	gen_route(i, gw);
+	s_pr.r.table = tab;
+	assert_int_equal(mirror_load_route(m, &s_pr), 0);
+}
+
+/* The dump of the adoption tests, into d: keys of old with some gone, some new, some changed,
+ * one deadline moved, one table gone and one new. kind 0: changes everywhere; 1: changes in one
+ * key range only. */
+static void adopt_dump(struct mirror *d, int kind)
+{
+	for (unsigned int i = 0; i < 6000; i++) {
+		int in_old = i % 3 != 0, near = i >= 3000 && i < 3100;
+		int gone = kind ? near && i % 2 : i % 7 == 0;
+		int added = kind ? near && i % 3 == 0 : i % 11 == 0;
+		unsigned int gw = (kind ? near : 1) && i % 13 == 0 ? 9 : 2;
+
+		if ((in_old && !gone) || (!in_old && added)) {
+			gen_route(i, gw);
+			if (i == 1000)
+				s_pr.r.expires_ms = NOW_MS + 500000;
+			assert_int_equal(mirror_load_route(d, &s_pr), 0);
+		}
+	}
+	for (unsigned int i = 0; i < 100; i++)
+		load_gen(d, i, 2, 200);
+}
+
+/* m's routes before the adoption tests' dump: published, so its chunks are closed. */
+static struct mirror *adopt_old(struct snapshot **s)
+{
+	struct mirror *m = new_mirror();
+
+	for (unsigned int i = 0; i < 6000; i++)
+		if (i % 3 != 0) {
+			gen_route(i, 2);
+			if (i == 1000)
+				s_pr.r.expires_ms = NOW_MS + 100000;
+			assert_int_equal(mirror_load_route(m, &s_pr), 0);
+		}
+	for (unsigned int i = 0; i < 300; i++)
+		load_gen(m, i, 2, 100);
+	assert_int_equal(mirror_snapshot(m, s), 0);
+	return m;
+}
+
+/* Adopt the adoption tests' dump into a mirror in steps of step routes, each published;
+ * the result shows exactly what the dump shows. Returns the segments the last publication
+ * built, and in *shared those it shares with the snapshot before the adoption. */
+static size_t adopt_run(int kind, size_t step, size_t *shared)
+{
+	struct snapshot *before = NULL, *s = NULL, *f = NULL;
+	struct mirror *m = adopt_old(&before), *d = new_mirror(), *fresh = new_mirror();
+	struct mirror_adoption *a = NULL;
+	struct mirror_delta delta = { 0 };
+	uint32_t only_m = 1, only_d = 1;
+	char *vm, *vf;
+	size_t built, steps = 0;
+	int ret;
+
+	adopt_dump(d, kind);
+	adopt_dump(fresh, kind);
+	assert_int_equal(mirror_adopt_begin(m, d, &a), 0);
+	while ((ret = mirror_adopt_step(a, step, &delta)) == 1) {
+		/* a publication between steps, as the collector makes */
+		assert_int_equal(mirror_snapshot(m, &s), 0);
+		snapshot_free(s);
+		s = NULL;
+		steps++;
+	}
+	assert_int_equal(ret, 0);
+	mirror_adopt_end(a);
+	if (step < 1000)
+		assert_true(steps > 3);
+	assert_int_equal(mirror_diff(m, fresh, "adopt", 5, &only_m, &only_d), 0);
+	assert_int_equal(only_m + only_d, 0);
+	assert_int_equal(mirror_routes(m), mirror_routes(fresh));
+	vm = views_of(m, &s);
+	vf = views_of(fresh, &f);
+	assert_string_equal(vm, vf); /* order, tables, the moved deadline */
+	built = s->segs_built;
+	*shared = 0;
+	for (size_t k = 0; k < s->nsegs; k++)
+		for (size_t j = 0; j < before->nsegs; j++)
+			*shared += s->segs[k] == before->segs[j];
+	free(vm);
+	free(vf);
+	snapshot_free(before);
+	snapshot_free(s);
+	snapshot_free(f);
+	mirror_free(m);
+	mirror_free(fresh);
+	return built;
+}
+
+/* A dump that differs everywhere, adopted in small steps and in one. */
+static void test_adopt_everywhere(void **state)
+{
+	size_t shared;
+
+	(void)state;
+	adopt_run(0, 500, &shared);
+	adopt_run(0, 1000000, &shared);
+}
+
+/* A dump that differs in one key range: only the chunks of that range are built again, every
+ * other segment of table main stays shared with the snapshot from before the resync. */
+static void test_adopt_keeps_unchanged_chunks(void **state)
+{
+	size_t shared, built;
+
+	(void)state;
+	built = adopt_run(1, 1000000, &shared);
+	/* 4 000 routes of main in 16 chunks: the range 3000-3100 touches two or three of them,
+	 * the moved deadline one. Built besides: the new table's chunk, and the placeholder
+	 * rows of both tables */
+	assert_true(built <= 3 + 1 + 1 + 2);
+	assert_true(shared >= 16 - 4);
+}
+
+/* A table the mirror holds little of takes the dump's chunks whole (the result is the same). */
+static void test_adopt_mostly_new_table(void **state)
+{
+	struct mirror *m = new_mirror(), *d = new_mirror(), *fresh = new_mirror();
+	struct mirror_adoption *a = NULL;
+	struct mirror_delta delta = { 0 };
+	struct snapshot *s = NULL, *f = NULL;
+	char *vm, *vf;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3000; i += 50)
+		load_gen(m, i, 2, RT_TABLE_MAIN);
+	assert_int_equal(mirror_snapshot(m, &s), 0);
+	snapshot_free(s);
+	for (unsigned int i = 0; i < 3000; i++) {
+		load_gen(d, i, i % 5 ? 2 : 3, RT_TABLE_MAIN);
+		load_gen(fresh, i, i % 5 ? 2 : 3, RT_TABLE_MAIN);
+	}
+	assert_int_equal(mirror_adopt_begin(m, d, &a), 0);
+	assert_int_equal(mirror_adopt_step(a, 100, &delta), 0); /* whole, in one step */
+	mirror_adopt_end(a);
+	assert_int_equal(delta.added, 3000);
+	assert_int_equal(delta.removed, 60);
+	vm = views_of(m, &s);
+	vf = views_of(fresh, &f);
+	assert_string_equal(vm, vf);
+	free(vm);
+	free(vf);
+	snapshot_free(s);
+	snapshot_free(f);
+	mirror_free(m);
+	mirror_free(fresh);
+}
+
 static const struct stream s_streams[] = {
 	{ "notify-ecmp", NULL, NULL },	    { "notify-nexthops", NULL, NULL },
 	{ "notify-links", NULL, NULL },	    { "notify-misc", NULL, NULL },
@@ -1005,6 +1161,9 @@ int main(void)
 		cmocka_unit_test(test_publication_shares_segments),
 		cmocka_unit_test(test_dump_repeat_is_one_route),
 		cmocka_unit_test(test_churn_splits_and_shrinks),
+		cmocka_unit_test(test_adopt_everywhere),
+		cmocka_unit_test(test_adopt_keeps_unchanged_chunks),
+		cmocka_unit_test(test_adopt_mostly_new_table),
 		STREAM_TESTS(0, "notify-ecmp"),
 		STREAM_TESTS(1, "notify-nexthops"),
 		STREAM_TESTS(2, "notify-links"),
