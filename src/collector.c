@@ -76,6 +76,7 @@ struct coll {
 	struct nlconn dump, notify;
 	struct mirror *m;
 	int m_valid; /* the mirror followed every notification since a trusted dump */
+	int overrun; /* ENOBUFS since the last full dump began: what is queued is stale */
 	struct nlparse_route *pr;
 
 	/* publication */
@@ -613,6 +614,7 @@ static void on_overflow(struct coll *c)
 			 (unsigned long long)stats_get(g_stats.enobufs));
 	stats_set(g_stats.last_enobufs_mono_ms, now);
 	c->m_valid = 0;
+	c->overrun = 1;
 	if (c->resync_why != TRIGGER_RESYNC)
 		c->overflow_deadline_ms = now + OVERFLOW_WAIT_MAX_MS;
 	schedule_resync(c, TRIGGER_RESYNC, now + OVERFLOW_QUIET_MS);
@@ -657,6 +659,15 @@ static int drain(struct coll *c, int64_t budget_ms)
 		}
 		left = (size_t)len;
 		overflow_postpone(c);
+		if (c->overrun) {
+			/* after an overrun the mirror waits for a full dump, which will say what
+			 * these say (they are older than it): applying them would only publish
+			 * states the kernel is already past, while the storm delays the dump */
+			for (nlh = (const struct nlmsghdr *)c->notify.buf; NLMSG_OK(nlh, left);
+			     nlh = NLMSG_NEXT(nlh, left))
+				stats_inc(g_stats.overrun_skipped);
+			continue;
+		}
 		for (nlh = (const struct nlmsghdr *)c->notify.buf; NLMSG_OK(nlh, left);
 		     nlh = NLMSG_NEXT(nlh, left))
 			apply_message(c, nlh);
@@ -868,13 +879,16 @@ static int adopt(struct coll *c, struct mirror *d, enum collector_trigger why)
 		step = ADOPT_STEP_MIN;
 	ret = mirror_adopt_begin(c->m, d, &a);
 	while (!ret && (ret = mirror_adopt_step(a, step, &c->delta)) == 1) {
-		mark_dirty(c);
 		ret = 0;
+		if (!(c->delta.added + c->delta.removed + c->delta.changed))
+			continue; /* nothing to show yet */
+		mark_dirty(c);
 		if (publish(c, why) == 0)
 			stats_inc(g_stats.adopt_steps);
 	}
 	mirror_adopt_end(a);
-	mark_dirty(c);
+	if (c->delta.added + c->delta.removed + c->delta.changed)
+		mark_dirty(c);
 	return ret;
 }
 
@@ -911,9 +925,10 @@ static int resync(struct coll *c, enum collector_trigger why)
 	if (nids < 0)
 		nids = 0;
 	t0 = snapshot_now_ms();
+	c->overrun = 0; /* what arrives from now on is news to the dump */
 	ret = full_dump(c, ids, (size_t)nids, &d);
 	free(ids);
-	segment_reclaim_soon(); /* the dump's buffers, and one of the two mirrors, go */
+	segment_reclaim_soon(); /* the dump's buffers (and the dump's mirror, once adopted) go */
 	stats_inc(g_stats.full_dumps[why]);
 	if (ret) {
 		stats_set(g_stats.last_error, ret);

@@ -517,6 +517,8 @@ static json_t *status_collector(int64_t now_ms)
 			    json_integer((json_int_t)stats_get(g_stats.unknown_deletes)));
 	json_object_set_new(o, "notification_overruns",
 			    json_integer((json_int_t)stats_get(g_stats.enobufs)));
+	json_object_set_new(o, "notifications_skipped_after_overrun",
+			    json_integer((json_int_t)stats_get(g_stats.overrun_skipped)));
 	json_object_set_new(o, "last_overrun_age_seconds",
 			    overrun ? json_real((double)(now_ms - overrun) / 1000.0) : json_null());
 	json_object_set_new(o, "mirror_routes",

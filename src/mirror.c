@@ -2045,6 +2045,20 @@ static int adopt_table(struct mirror_adoption *a, struct mtable *t, struct mtabl
 				}
 			}
 			p = p2;
+		} else if (c == 0 && np == nq) {
+			/* as many records: each takes its counterpart's place (no records move) */
+			for (struct mpos y = q; !ret && !pos_eq(y, q2); y = pos_next(dt, y)) {
+				struct route ty;
+				const struct route *r = chunk_view(dt->chunks[y.c], y.i, &ty);
+
+				ret = chunk_open(m, t, t->chunks[p.c]);
+				if (!ret)
+					ret = mroute_set(m, at_w(t, p), r, r->nhs, r->metrics);
+				if (!ret) {
+					p = pos_next(t, p);
+					delta->changed++;
+				}
+			}
 		} else {
 			/* t's run goes (positions after p move as records go), dt's takes its
 			 * place */

@@ -715,6 +715,10 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 	counter(sb, "rtsnap_notification_overruns_total",
 		"Times the notification socket overflowed (ENOBUFS), each followed by a resync.",
 		stats_get(g_stats.enobufs));
+	counter(sb, "rtsnap_notifications_skipped_total",
+		"Notifications read after an overrun and before the full dump it asked for "
+		"(older than the dump, which replaces what they say): not applied.",
+		stats_get(g_stats.overrun_skipped));
 	counter(sb, "rtsnap_proc_file_errors_total", "Failed writes of --proc-file.",
 		stats_get(g_stats.proc_file_errors));
 	render_collector(sb);
