@@ -255,24 +255,29 @@ static void mroute_clear(struct mirror *m, struct mroute *e)
 	e->enc = NULL;
 }
 
+/* Free the chunks of table tb of m (their records, segments and arrays). */
+static void table_free_chunks(struct mirror *m, struct mtable *tb)
+{
+	for (uint32_t c = 0; c < tb->nchunks; c++) {
+		struct mchunk *ch = tb->chunks[c];
+
+		for (uint32_t i = 0; ch->e && i < ch->n; i++)
+			mroute_clear(m, &ch->e[i]);
+		chunk_forget(ch);
+		free(ch->e);
+		free(ch);
+	}
+	free(tb->chunks);
+	tb->chunks = NULL;
+	tb->nchunks = tb->cap = 0;
+}
+
 void mirror_free(struct mirror *m)
 {
 	if (!m)
 		return;
-	for (size_t t = 0; t < m->ntables; t++) {
-		struct mtable *tb = &m->tables[t];
-
-		for (uint32_t c = 0; c < tb->nchunks; c++) {
-			struct mchunk *ch = tb->chunks[c];
-
-			for (uint32_t i = 0; ch->e && i < ch->n; i++)
-				mroute_clear(m, &ch->e[i]);
-			chunk_forget(ch);
-			free(ch->e);
-			free(ch);
-		}
-		free(tb->chunks);
-	}
+	for (size_t t = 0; t < m->ntables; t++)
+		table_free_chunks(m, &m->tables[t]);
 	free(m->tables);
 	free(m->links);
 	free(m->nhobjs);
@@ -1897,16 +1902,7 @@ static void take_chunks(struct mirror *m, struct mtable *t, struct mirror *d, st
 	delta->added += dt->nroutes;
 	m->nroutes = m->nroutes - t->nroutes + dt->nroutes;
 	d->nroutes -= dt->nroutes;
-	for (uint32_t c = 0; c < t->nchunks; c++) {
-		struct mchunk *ch = t->chunks[c];
-
-		for (uint32_t j = 0; ch->e && j < ch->n; j++)
-			mroute_clear(m, &ch->e[j]);
-		chunk_forget(ch);
-		free(ch->e);
-		free(ch);
-	}
-	free(t->chunks);
+	table_free_chunks(m, t);
 	for (uint32_t c = 0; c < dt->nchunks; c++)
 		for (uint32_t j = 0; j < dt->chunks[c]->n; j++)
 			extra += mroute_extra(&dt->chunks[c]->e[j]);
@@ -2161,16 +2157,7 @@ int mirror_adopt_step(struct mirror_adoption *a, size_t max_routes, struct mirro
 
 		delta->removed += t->nroutes;
 		m->nroutes -= t->nroutes;
-		for (uint32_t c = 0; c < t->nchunks; c++) {
-			struct mchunk *ch = t->chunks[c];
-
-			for (uint32_t j = 0; ch->e && j < ch->n; j++)
-				mroute_clear(m, &ch->e[j]);
-			chunk_forget(ch);
-			free(ch->e);
-			free(ch);
-		}
-		free(t->chunks);
+		table_free_chunks(m, t);
 	}
 	m->ntables = a->nkeep;
 	return 0;

@@ -858,6 +858,21 @@ static char *views_of(struct mirror *m, struct snapshot **s)
 	return views(*s);
 }
 
+/* m shows exactly what fresh shows (proc text and /routes); both are freed. */
+static void assert_views_equal_free(struct mirror *m, struct mirror *fresh)
+{
+	struct snapshot *s = NULL, *f = NULL;
+	char *vm = views_of(m, &s), *vf = views_of(fresh, &f);
+
+	assert_string_equal(vm, vf);
+	free(vm);
+	free(vf);
+	snapshot_free(s);
+	snapshot_free(f);
+	mirror_free(m);
+	mirror_free(fresh);
+}
+
 /* A publication after one change builds the changed segment only, shares every other one with
  * the previous snapshot, and shows exactly what a mirror built from scratch shows. */
 static void test_publication_shares_segments(void **state)
@@ -916,11 +931,10 @@ static void test_churn_splits_and_shrinks(void **state)
 	enum { KEYS = 4096, OPS = 20000 };
 	static unsigned char live[KEYS];
 	struct mirror *m = new_mirror(), *fresh = new_mirror();
-	struct snapshot *s = NULL, *f = NULL;
+	struct snapshot *s = NULL;
 	struct mirror_delta d = { 0 };
 	unsigned int x = 12345, n = 0;
 	size_t full_bytes, end_bytes;
-	char *vm, *vf;
 
 	(void)state;
 	memset(live, 0, sizeof(live));
@@ -958,20 +972,12 @@ static void test_churn_splits_and_shrinks(void **state)
 			gen_route(i, 2);
 			assert_int_equal(mirror_load_route(fresh, &s_pr), 0);
 		}
-	vm = views_of(m, &s);
-	vf = views_of(fresh, &f);
-	assert_string_equal(vm, vf);
 	/* fewer routes than at the start, in split and shrunk chunks: memory per route within
 	 * twice that of the full chunks a dump makes */
 	end_bytes = mirror_bytes(m);
 	assert_true(n < KEYS / 2);
 	assert_true(end_bytes * (KEYS / 2) < 2 * full_bytes * n);
-	free(vm);
-	free(vf);
-	snapshot_free(s);
-	snapshot_free(f);
-	mirror_free(m);
-	mirror_free(fresh);
+	assert_views_equal_free(m, fresh);
 }
 
 /* What the adoption tests load: route i of table main (or of table tab) with gateway gw. */
@@ -1102,8 +1108,7 @@ static void test_adopt_mostly_new_table(void **state)
 	struct mirror *m = new_mirror(), *d = new_mirror(), *fresh = new_mirror();
 	struct mirror_adoption *a = NULL;
 	struct mirror_delta delta = { 0 };
-	struct snapshot *s = NULL, *f = NULL;
-	char *vm, *vf;
+	struct snapshot *s = NULL;
 
 	(void)state;
 	for (unsigned int i = 0; i < 3000; i += 50)
@@ -1119,15 +1124,7 @@ static void test_adopt_mostly_new_table(void **state)
 	mirror_adopt_end(a);
 	assert_int_equal(delta.added, 3000);
 	assert_int_equal(delta.removed, 60);
-	vm = views_of(m, &s);
-	vf = views_of(fresh, &f);
-	assert_string_equal(vm, vf);
-	free(vm);
-	free(vf);
-	snapshot_free(s);
-	snapshot_free(f);
-	mirror_free(m);
-	mirror_free(fresh);
+	assert_views_equal_free(m, fresh);
 }
 
 static const struct stream s_streams[] = {
