@@ -58,9 +58,10 @@
 #define RESYNC_DRAIN_MS 100 /* catching up before a full dump, at most */
 #define RESYNC_RETRY_MIN_MS 1000
 #define RESYNC_RETRY_MAX_MS 60000
-#define ADOPT_STEPS 8	     /* a dump that differs is adopted in this many steps */
-#define ADOPT_STEP_MIN 65536 /* routes: smaller dumps in one */
-#define ENOBUFS_LOG_MS 10000 /* at most one overflow warning per this long */
+#define OVERRUN_WATCH_RCVBUF (256 << 10) /* after an overrun, until its dump */
+#define ADOPT_STEPS 8			 /* a dump that differs is adopted in this many steps */
+#define ADOPT_STEP_MIN 65536		 /* routes: smaller dumps in one */
+#define ENOBUFS_LOG_MS 10000		 /* at most one overflow warning per this long */
 /* After an overflow the resync waits until notifications pause this long (at most
  * OVERFLOW_WAIT_MAX_MS): an overflow means a storm of changes (a BGP session reset, a bulk
  * load), and a full dump during it takes each table's tb6_lock chunk by chunk against the
@@ -602,10 +603,17 @@ static void apply_message(struct coll *c, const struct nlmsghdr *nlh)
 	stats_inc(g_stats.notifications);
 }
 
+static void overflow_postpone(struct coll *c);
+
 static void on_overflow(struct coll *c)
 {
 	int64_t now = snapshot_now_ms();
 
+	if (c->overrun) {
+		overflow_postpone(c); /* the storm goes on: the watch socket drops what it lacks
+					 room for */
+		return;
+	}
 	stats_inc(g_stats.enobufs);
 	if (now - stats_get(g_stats.last_enobufs_mono_ms) >= ENOBUFS_LOG_MS ||
 	    !stats_get(g_stats.last_enobufs_mono_ms))
@@ -615,6 +623,13 @@ static void on_overflow(struct coll *c)
 	stats_set(g_stats.last_enobufs_mono_ms, now);
 	c->m_valid = 0;
 	c->overrun = 1;
+	/* What the socket holds is older than the dump to come, which says what it says: drop it
+	 * with the socket (reading 64 MB of it out took the CPU the storm's writers need), and
+	 * watch the storm through a small buffer until the dump (resync() restores it). */
+	nlconn_close(&c->notify);
+	if (nlconn_open(&c->notify, NLCONN_NOTIFY) ||
+	    nlconn_set_rcvbuf(&c->notify, OVERRUN_WATCH_RCVBUF))
+		stats_inc(g_stats.errors[CERR_SOCKET]);
 	if (c->resync_why != TRIGGER_RESYNC)
 		c->overflow_deadline_ms = now + OVERFLOW_WAIT_MAX_MS;
 	schedule_resync(c, TRIGGER_RESYNC, now + OVERFLOW_QUIET_MS);
@@ -904,6 +919,17 @@ static int resync(struct coll *c, enum collector_trigger why)
 	int trusted, ret;
 	int64_t t0;
 
+	if (c->overrun) {
+		/* the full buffer back before what the watch socket holds is read out (it is
+		 * older than the dump, and a message dropped now would be an overrun after it) */
+		if (c->notify.fd < 0 && nlconn_open(&c->notify, NLCONN_NOTIFY)) {
+			stats_inc(g_stats.errors[CERR_SOCKET]);
+			schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms() + RESYNC_RETRY_MIN_MS);
+			return -EIO;
+		}
+		if (nlconn_set_rcvbuf(&c->notify, 0))
+			stats_inc(g_stats.errors[CERR_SOCKET]);
+	}
 	/* what happened before is in the dump; apply it to the mirror first. Bounded: a
 	 * collector slower than the kernel's changes (a starved CPU, valgrind) would otherwise
 	 * apply them forever and never publish; a dump now would not be trusted anyway. */

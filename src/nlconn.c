@@ -31,6 +31,21 @@ void nlconn_close(struct nlconn *c)
 	c->fd = -1;
 }
 
+int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes)
+{
+	int sz = bytes ? (int)bytes : NOTIFY_RCVBUF;
+	socklen_t len = sizeof(sz);
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0 &&
+	    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)) < 0)
+		return -errno;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0 && sz > 0)
+		c->rcvbuf = (size_t)sz;
+	return 0;
+}
+
 /* A dump socket, a notification socket (route, link, nexthop, rule events), or a dump socket
  * with strict checking (NETLINK_GET_STRICT_CHK: the kernel honours dump filters). */
 int nlconn_open(struct nlconn *c, enum nlconn_mode mode)
@@ -60,14 +75,7 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode)
 		return -ENOMEM;
 	}
 	if (mode == NLCONN_NOTIFY) {
-		int sz = NOTIFY_RCVBUF;
-
-		socklen_t len = sizeof(sz);
-
-		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		if (getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0 && sz > 0)
-			c->rcvbuf = (size_t)sz;
+		nlconn_set_rcvbuf(c, 0);
 		ret = nl_socket_add_memberships(
 		    c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
 		    RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR, RTNLGRP_ND_USEROPT, 0);

@@ -36,6 +36,9 @@ enum nlconn_mode {
 int nlconn_open(struct nlconn *c, enum nlconn_mode mode) __attribute__((warn_unused_result));
 /* Close c (a closed or zeroed one is fine). */
 void nlconn_close(struct nlconn *c);
+/* Size notification socket c's receive buffer: bytes, or 0 for the size nlconn_open() gives
+ * it. Sets c->rcvbuf to what the kernel made of it. 0 or a negative errno. */
+int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes);
 
 /*
  * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
