@@ -20,6 +20,9 @@
  *     only when nothing changed while it ran: IPv6 dumps are never flagged NLM_F_DUMP_INTR
  *     and can skip routes under churn, so an untrusted dump never deletes a live route. It is
  *     adopted anyway when the mirror is known to be incomplete (start, ENOBUFS), and retried.
+ *     Adopting merges the dump into the mirror (mirror_adopt_*(): only what differs changes),
+ *     a large one in steps with a publication after each. After ENOBUFS what the socket holds
+ *     until the dump is older than the dump: it is dropped with the socket, not applied.
  *   - Mirrors and snapshots the thread builds and does not publish are freed here; published
  *     snapshots are freed by snapshot.c's lifetime rule.
  */
