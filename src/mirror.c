@@ -2102,7 +2102,7 @@ int mirror_adopt_begin(struct mirror *m, struct mirror *d, struct mirror_adoptio
 		if (!table_get(m, d->tables[i].id, 0))
 			return -ENOMEM;
 	/* d's tables first, in d's order; m's others after them, until the end */
-	nt = malloc(m->ntables * sizeof(*nt));
+	nt = malloc((m->ntables ? m->ntables : 1) * sizeof(*nt));
 	if (!nt)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->ntables; i++)
