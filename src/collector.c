@@ -61,10 +61,11 @@
 #define RESYNC_DRAIN_MS 100 /* catching up before a full dump, at most */
 #define RESYNC_RETRY_MIN_MS 1000
 #define RESYNC_RETRY_MAX_MS 60000
-#define OVERRUN_WATCH_RCVBUF (256 << 10) /* after an overrun, until its dump */
-#define ADOPT_STEPS 8			 /* a dump that differs is adopted in this many steps */
-#define ADOPT_STEP_MIN 65536		 /* routes: smaller dumps in one */
-#define ENOBUFS_LOG_MS 10000		 /* at most one overflow warning per this long */
+#define OVERRUN_WATCH_RCVBUF 4096 /* after an overrun: room for a message or two */
+#define OVERRUN_WATCH_GAP_MS 20	  /* after an overrun: no listener this long after a sign */
+#define ADOPT_STEPS 8		  /* a dump that differs is adopted in this many steps */
+#define ADOPT_STEP_MIN 65536	  /* routes: smaller dumps in one */
+#define ENOBUFS_LOG_MS 10000	  /* at most one overflow warning per this long */
 /* After an overflow the resync waits until notifications pause this long (at most
  * OVERFLOW_WAIT_MAX_MS): an overflow means a storm of changes (a BGP session reset, a bulk
  * load), and a full dump during it takes each table's tb6_lock chunk by chunk against the
@@ -75,12 +76,19 @@
 #define HOLD_MAX_MS 100		    /* a longer wait (--debounce-ms, a failure) reads as it goes */
 #define PUBLISH_WAIT_MAX_MS 30
 #define OVERFLOW_WAIT_MAX_MS 5000
+/* A storm not worth following (see storm_check()): this much queued at least, and more
+ * notifications than a quarter of the mirror's routes, at about STORM_MSG_BYTES each (what
+ * the kernel charges the buffer for a route's notification, measured: 1 280 bytes). */
+#define STORM_QUEUED_MIN (4u << 20)
+#define STORM_MSG_BYTES 1280
 
 struct coll {
 	struct nlconn dump, notify;
 	struct mirror *m;
-	int m_valid; /* the mirror followed every notification since a trusted dump */
-	int overrun; /* ENOBUFS since the last full dump began: what is queued is stale */
+	int m_valid;	  /* the mirror followed every notification since a trusted dump */
+	int overrun;	  /* ENOBUFS since the last full dump began: what is queued is stale */
+	int watching;	  /* overrun: the notification socket only watches for a pause */
+	int64_t watch_at; /* overrun, no socket: open the watch socket then */
 	struct nlparse_route *pr;
 
 	/* publication */
@@ -606,50 +614,106 @@ static void apply_message(struct coll *c, const struct nlmsghdr *nlh)
 	stats_inc(g_stats.notifications);
 }
 
-static void overflow_postpone(struct coll *c);
+static void overflow_postpone(struct coll *c, int64_t t);
+static void watch_saw(struct coll *c);
 
-static void on_overflow(struct coll *c)
+/* The kernel dropped notifications (ENOBUFS), or (storm) the collector gives up following a
+ * storm before it does. */
+static void on_overflow(struct coll *c, int storm)
 {
 	int64_t now = snapshot_now_ms();
+	int say;
 
 	if (c->overrun) {
-		overflow_postpone(c); /* the storm goes on: the watch socket drops what it lacks
-					 room for */
+		if (c->watching)
+			watch_saw(c); /* the storm goes on */
 		return;
 	}
-	stats_inc(g_stats.enobufs);
-	if (now - stats_get(g_stats.last_enobufs_mono_ms) >= ENOBUFS_LOG_MS ||
-	    !stats_get(g_stats.last_enobufs_mono_ms))
-		log_warn("the kernel dropped change notifications (ENOBUFS, %llu times so far); "
-			 "resyncing with a full dump",
-			 (unsigned long long)stats_get(g_stats.enobufs));
+	say = now - stats_get(g_stats.last_enobufs_mono_ms) >= ENOBUFS_LOG_MS ||
+	      !stats_get(g_stats.last_enobufs_mono_ms);
+	if (storm) {
+		stats_inc(g_stats.storms);
+		if (say)
+			log_warn(
+			    "a storm of changes, more than following them is worth (%llu times "
+			    "so far); resyncing with a full dump once it pauses",
+			    (unsigned long long)stats_get(g_stats.storms));
+	} else {
+		stats_inc(g_stats.enobufs);
+		if (say)
+			log_warn("the kernel dropped change notifications (ENOBUFS, %llu times so "
+				 "far); resyncing with a full dump",
+				 (unsigned long long)stats_get(g_stats.enobufs));
+	}
 	stats_set(g_stats.last_enobufs_mono_ms, now);
 	c->m_valid = 0;
 	c->overrun = 1;
-	/* What the socket holds is older than the dump to come, which says what it says: drop it
-	 * with the socket (reading 64 MB of it out took the CPU the storm's writers need), and
-	 * watch the storm through a small buffer until the dump (resync() restores it). */
-	nlconn_close(&c->notify);
-	if (nlconn_open(&c->notify, NLCONN_NOTIFY) ||
-	    nlconn_set_rcvbuf(&c->notify, OVERRUN_WATCH_RCVBUF))
-		stats_inc(g_stats.errors[CERR_SOCKET]);
+	c->watching = 1;
 	if (c->resync_why != TRIGGER_RESYNC)
 		c->overflow_deadline_ms = now + OVERFLOW_WAIT_MAX_MS;
 	schedule_resync(c, TRIGGER_RESYNC, now + OVERFLOW_QUIET_MS);
+	/* What the socket holds is older than the dump to come, which says what it says: drop it
+	 * with the socket (reading 64 MB of it out took the CPU the storm's writers need) */
+	watch_saw(c);
 }
 
-/* A notification arrived: an overflow resync waits for the storm to pause. */
-static void overflow_postpone(struct coll *c)
+/*
+ * After an overrun, a sign that the storm goes on (a message or ENOBUFS on the watch
+ * socket, or the overrun itself). What the notifications say the dump to come will say, so
+ * none is read: no socket listens for the next OVERRUN_WATCH_GAP_MS (the storm's writers pay
+ * nothing for rtsnapd meanwhile), then watch_open() opens one with room for a message or two,
+ * and the resync waits until that one has stayed empty for OVERFLOW_QUIET_MS (or until the
+ * deadline; resync() opens a socket itself if none is open, and gives it its full buffer).
+ */
+static void watch_saw(struct coll *c)
 {
-	int64_t t;
+	nlconn_close(&c->notify);
+	c->watch_at = snapshot_now_ms() + OVERRUN_WATCH_GAP_MS;
+	overflow_postpone(c, c->watch_at + OVERFLOW_QUIET_MS);
+}
 
+static void watch_open(struct coll *c)
+{
+	if (nlconn_open(&c->notify, NLCONN_NOTIFY)) {
+		stats_inc(g_stats.errors[CERR_SOCKET]);
+		c->watch_at = snapshot_now_ms() + RESYNC_RETRY_MIN_MS;
+		return;
+	}
+	if (nlconn_set_rcvbuf(&c->notify, OVERRUN_WATCH_RCVBUF))
+		stats_inc(g_stats.errors[CERR_SOCKET]);
+	overflow_postpone(c, snapshot_now_ms() + OVERFLOW_QUIET_MS);
+}
+
+/* Something changed: an overflow resync waits for the storm to pause, until t (at most until
+ * its deadline). */
+static void overflow_postpone(struct coll *c, int64_t t)
+{
 	if (c->resync_why != TRIGGER_RESYNC)
 		return;
-	t = snapshot_now_ms() + OVERFLOW_QUIET_MS;
 	if (t > c->overflow_deadline_ms)
 		t = c->overflow_deadline_ms;
 	if (t > c->resync_at)
 		c->resync_at = t;
+}
+
+/*
+ * Whether the notification socket holds a storm not worth following: more notifications than
+ * a quarter of the mirror's routes (and at least STORM_QUEUED_MIN bytes). Such a backlog
+ * means the kernel changes routes faster than the collector applies them, as in a bulk load
+ * or a BGP session coming up on a small table: following it would cost more than the full
+ * dump that replaces it, and would take CPU from the writers until the socket overflows
+ * anyway (seed 000). Giving up early costs the writers nothing more (see watch_saw()). On a
+ * large table a burst is followed: at 1 000 000 routes the socket overflows first.
+ */
+static int storm_check(struct coll *c)
+{
+	ssize_t q;
+
+	if (c->overrun || !c->m_valid || !c->m)
+		return 0;
+	q = nlconn_queued(&c->notify);
+	return q >= (ssize_t)STORM_QUEUED_MIN &&
+	       (size_t)q / STORM_MSG_BYTES > mirror_routes(c->m) / 4;
 }
 
 /*
@@ -668,7 +732,9 @@ static int drain(struct coll *c, int64_t budget_ms)
 		if (len == -EAGAIN || len == -EWOULDBLOCK)
 			return 1;
 		if (len == -ENOBUFS) {
-			on_overflow(c);
+			on_overflow(c, 0);
+			if (c->notify.fd < 0)
+				return 1; /* closed: see watch_saw() */
 			continue;
 		}
 		if (len < 0) {
@@ -676,7 +742,7 @@ static int drain(struct coll *c, int64_t budget_ms)
 			return 1;
 		}
 		left = (size_t)len;
-		overflow_postpone(c);
+		overflow_postpone(c, snapshot_now_ms() + OVERFLOW_QUIET_MS);
 		if (c->overrun) {
 			/* after an overrun the mirror waits for a full dump, which will say what
 			 * these say (they are older than it): applying them would only publish
@@ -684,6 +750,10 @@ static int drain(struct coll *c, int64_t budget_ms)
 			for (nlh = (const struct nlmsghdr *)c->notify.buf; NLMSG_OK(nlh, left);
 			     nlh = NLMSG_NEXT(nlh, left))
 				stats_inc(g_stats.overrun_skipped);
+			if (c->watching) {
+				watch_saw(c);
+				return 1;
+			}
 			continue;
 		}
 		for (nlh = (const struct nlmsghdr *)c->notify.buf; NLMSG_OK(nlh, left);
@@ -932,6 +1002,7 @@ static int resync(struct coll *c, enum collector_trigger why)
 		}
 		if (nlconn_set_rcvbuf(&c->notify, 0))
 			stats_inc(g_stats.errors[CERR_SOCKET]);
+		c->watching = 0;
 	}
 	/* what happened before is in the dump; apply it to the mirror first. Bounded: a
 	 * collector slower than the kernel's changes (a starved CPU, valgrind) would otherwise
@@ -1158,7 +1229,15 @@ static void *collector_main(void *arg)
 		int64_t now = snapshot_now_ms(), wake = INT64_MAX;
 		int timeout, empty = 1, hold;
 
-		if (c->next_interval_ms)
+		if (c->watching && c->notify.fd < 0) {
+			if (now >= c->watch_at) {
+				watch_open(c);
+				pfd[1].fd = c->notify.fd;
+			} else {
+				wake = c->watch_at;
+			}
+		}
+		if (c->next_interval_ms && c->next_interval_ms < wake)
 			wake = c->next_interval_ms;
 		if (c->resync_why != TRIGGER__COUNT && c->resync_at < wake)
 			wake = c->resync_at;
@@ -1189,7 +1268,11 @@ static void *collector_main(void *arg)
 		}
 		if (__atomic_load_n(&s_stop, __ATOMIC_ACQUIRE))
 			break;
-		if (pfd[1].revents & (POLLIN | POLLERR))
+		/* not in resync(), whose dump needs the socket; and an overflow (POLLERR) is
+		 * read as one */
+		if (pfd[1].revents == POLLIN && storm_check(c))
+			on_overflow(c, 1);
+		else if (pfd[1].revents & (POLLIN | POLLERR))
 			empty = drain(c, DRAIN_BUDGET_MS);
 		else if (hold)
 			empty = 0; /* not read: a targeted dump would be newer than what waits */

@@ -517,6 +517,8 @@ static json_t *status_collector(int64_t now_ms)
 			    json_integer((json_int_t)stats_get(g_stats.unknown_deletes)));
 	json_object_set_new(o, "notification_overruns",
 			    json_integer((json_int_t)stats_get(g_stats.enobufs)));
+	json_object_set_new(o, "notification_storms",
+			    json_integer((json_int_t)stats_get(g_stats.storms)));
 	json_object_set_new(o, "notifications_skipped_after_overrun",
 			    json_integer((json_int_t)stats_get(g_stats.overrun_skipped)));
 	json_object_set_new(o, "last_overrun_age_seconds",

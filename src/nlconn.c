@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
@@ -44,6 +45,20 @@ int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes)
 	if (getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0 && sz > 0)
 		c->rcvbuf = (size_t)sz;
 	return 0;
+}
+
+ssize_t nlconn_queued(const struct nlconn *c)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0)
+		return -errno;
+	if (len <= SK_MEMINFO_RMEM_ALLOC * sizeof(mi[0]))
+		return -EINVAL;
+	return (ssize_t)mi[SK_MEMINFO_RMEM_ALLOC];
 }
 
 /* A dump socket, a notification socket (route, link, nexthop, rule events), or a dump socket

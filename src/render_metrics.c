@@ -715,6 +715,11 @@ void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strb
 	counter(sb, "rtsnap_notification_overruns_total",
 		"Times the notification socket overflowed (ENOBUFS), each followed by a resync.",
 		stats_get(g_stats.enobufs));
+	counter(sb, "rtsnap_notification_storms_total",
+		"Times the collector stopped following a storm of changes before its socket "
+		"overflowed (more queued than a quarter of the mirror's routes), each followed by "
+		"a resync as after an overrun.",
+		stats_get(g_stats.storms));
 	counter(sb, "rtsnap_notifications_skipped_total",
 		"Notifications read after an overrun and before the full dump it asked for "
 		"(older than the dump, which replaces what they say): not applied.",

@@ -39,6 +39,8 @@ void nlconn_close(struct nlconn *c);
 /* Size notification socket c's receive buffer: bytes, or 0 for the size nlconn_open() gives
  * it. Sets c->rcvbuf to what the kernel made of it. 0 or a negative errno. */
 int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes);
+/* Bytes of c's receive buffer that queued messages take (SO_MEMINFO), or a negative errno. */
+ssize_t nlconn_queued(const struct nlconn *c);
 
 /*
  * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.

@@ -75,6 +75,7 @@ struct rtsnap_stats {
 	uint64_t malformed;	   /* messages skipped by validation */
 	uint64_t notifications;	   /* change notifications received */
 	uint64_t enobufs;	   /* notification socket overruns */
+	uint64_t storms;	   /* storms given up on before the socket overflowed */
 	uint64_t overrun_skipped;  /* notifications read after an overrun and before its dump */
 	uint64_t proc_file_errors;
 	int64_t last_ok_mono_ms; /* when the last successful collection finished (0 = never) */

@@ -34,7 +34,7 @@ done | ip -6 -n "$NS" -batch - || tap_bail "could not add the $P routes of table
 
 st() { http_get "$NS" /status | jq -r "$1"; }
 daemon_start "$NS" || tap_bail "daemon did not start"
-wait_until 60 test "$(st .routes)" -ge $((3000 + P)) ||
+wait_true 60 'test "$(st .routes)" -ge $((3000 + P))' ||
 	tap_diag "rtsnapd serves $(st .routes) routes, not yet $((3000 + P)), at the stop"
 PID=${_daemon_pid[$NS]}
 
@@ -64,7 +64,7 @@ fi
 tap_ok "$bst" "the kernel took $N adds, 750 deletes and 375 replaces while rtsnapd was stopped"
 
 want=$(ip -n "$NS" -6 route show table all | wc -l)
-wait_until 120 test "$(st .routes)" = "$want"
+wait_true 120 'test "$(st .routes)" = "$want"'
 tap_is "$(st .routes)" "$want" "rtsnapd serves as many routes as the kernel lists ($want)"
 ov=$(st .collector.notification_overruns)
 rs=$(st '.collector.full_dumps.resync // 0')
@@ -99,7 +99,7 @@ tap_is "$(wc -l <"$RTSNAP_TMP/ours")" "$(wc -l <"$RTSNAP_TMP/kernel")" \
 
 d0=$(st .collector.resync_drift_routes)
 kill -HUP "$PID"
-wait_until 60 test "$(st '.collector.full_dumps.signal // 0')" -ge 1
+wait_true 60 'test "$(st ".collector.full_dumps.signal // 0")" -ge 1'
 tap_is "$(( $(st .collector.resync_drift_routes) - d0 ))" 0 \
 	"a SIGHUP resync afterwards finds no drift between the mirror and the kernel"
 daemon_stop "$NS"

@@ -32,7 +32,7 @@ change() {
 		g=$(gen)
 		K=$((K + 1))
 		ip -n "$NS" -6 route add "2001:db8:b0:$K::/64" via 2001:db8:1::2
-		wait_until 5 test "$(gen)" -gt "$g"
+		wait_true 5 'test "$(gen)" -gt "$g"'
 	done
 }
 follow() { # OUT ARGS...: follow until the current generation is received

@@ -56,7 +56,7 @@ tap_diag "phase A: $((p1 - p0)) publications in $PHASE s, VmRSS $rss0 kB"
 ip netns exec "$NS" python3 "$SSE" stall "$RTSNAP_URL/events" $((PHASE * 3)) &
 S=$!
 bg_register $S
-wait_until 5 test "$(metric rtsnap_event_streams)" = 2
+wait_true 5 'test "$(metric rtsnap_event_streams)" = 2'
 tap_is "$(metric rtsnap_event_streams)" 2 "the stalled client's stream is open"
 ( while :; do rss_kb; sleep 0.25; done >"$T/rss" ) &
 M=$!
@@ -70,7 +70,7 @@ tap_ok "$([ $((p2 - p1)) -ge $(((p1 - p0) * 7 / 10)) ]; echo $?)" \
 	"publications keep their pace with a stalled stream ($((p2 - p1)) against $((p1 - p0)))"
 tap_ok "$([ "$(metric 'rtsnap_event_streams_dropped_total{reason="slow"}')" -ge 1 ]; echo $?)" \
 	"the stalled stream was dropped (rtsnap_event_streams_dropped_total{reason=\"slow\"})"
-tap_ok "$(wait_until 5 test "$(metric rtsnap_event_streams)" = 1; echo $?)" \
+tap_ok "$(wait_true 5 'test "$(metric rtsnap_event_streams)" = 1'; echo $?)" \
 	"only the reading client's stream is left"
 tap_ok "$(grep -q '/events: a stream at generation .* bytes behind' "$(daemon_log "$NS")"; echo $?)" \
 	"the drop is logged"

@@ -84,7 +84,7 @@ for v in "${variants[@]}"; do
 	# stop with streams open: suspended connections must be resumed before libmicrohttpd stops
 	ip netns exec "$NS" python3 "$SSE" multi "$RTSNAP_URL/events" 10 30 "$T/m2.json" &
 	m2=$!
-	wait_until 10 test "$(http_get "$NS" /metrics | awk '$1 == "rtsnap_event_streams" { print $2 }')" -ge 10
+	wait_true 10 'test "$(http_get "$NS" /metrics | awk "\$1 == \"rtsnap_event_streams\" { print \$2 }")" -ge 10'
 	daemon_stop "$NS" >/dev/null
 	st=$?
 	tap_is "$st" 0 "$v: clean exit on SIGTERM with 10 streams open"

@@ -253,6 +253,15 @@ veth_pair() {
 	ip -n "$ns2" link set dev "$if2" up
 }
 
+# wait_true SECONDS 'EXPR': like wait_until, but the shell expression EXPR (single-quoted
+# by the caller) is evaluated afresh on every try: `wait_until 9 test "$(f)" = 1` would run f
+# once, before the first try, and wait out the 9 s whenever f was not 1 at first.
+wait_true() {
+	local t=$1
+	shift
+	wait_until "$t" eval "$1"
+}
+
 # wait_until SECONDS CMD [ARG...]: retry CMD every 0.2 s until it succeeds;
 # returns non-zero if it never did within SECONDS.
 wait_until() {
