@@ -85,10 +85,11 @@
 struct coll {
 	struct nlconn dump, notify;
 	struct mirror *m;
-	int m_valid;	  /* the mirror followed every notification since a trusted dump */
-	int overrun;	  /* ENOBUFS since the last full dump began: what is queued is stale */
-	int watching;	  /* overrun: the notification socket only watches for a pause */
-	int64_t watch_at; /* overrun, no socket: open the watch socket then */
+	int m_valid;	       /* the mirror followed every notification since a trusted dump */
+	int overrun;	       /* ENOBUFS since the last full dump began: what is queued is stale */
+	int watching;	       /* overrun: the notification socket only watches for a pause */
+	int64_t watch_at;      /* overrun, no socket: open the watch socket then */
+	size_t notify_max_len; /* the longest notification datagram read */
 	struct nlparse_route *pr;
 
 	/* publication */
@@ -712,8 +713,12 @@ static int storm_check(struct coll *c)
 	if (c->overrun || !c->m_valid || !c->m)
 		return 0;
 	q = nlconn_queued(&c->notify);
-	return q >= (ssize_t)STORM_QUEUED_MIN &&
-	       (size_t)q / STORM_MSG_BYTES > mirror_routes(c->m) / 4;
+	if (q < (ssize_t)STORM_QUEUED_MIN || (size_t)q / STORM_MSG_BYTES <= mirror_routes(c->m) / 4)
+		return 0;
+	/* a wide multipath route's notifications list the whole sibling set: many bytes, few
+	 * routes, and perhaps a route too wide for any dump to carry, which only notifications
+	 * tell (proc_wide_multipath.t): where one was seen, storms are followed */
+	return c->notify_max_len <= 2 * STORM_MSG_BYTES;
 }
 
 /*
@@ -742,6 +747,8 @@ static int drain(struct coll *c, int64_t budget_ms)
 			return 1;
 		}
 		left = (size_t)len;
+		if (left > c->notify_max_len)
+			c->notify_max_len = left;
 		overflow_postpone(c, snapshot_now_ms() + OVERFLOW_QUIET_MS);
 		if (c->overrun) {
 			/* after an overrun the mirror waits for a full dump, which will say what
