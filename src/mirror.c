@@ -70,7 +70,8 @@ struct mchunk {
 	uint32_t n, cap; /* records, and room for in e (at most MIRROR_CHUNK; 0 when closed) */
 	uint32_t hot;	 /* its segment was built by the last publication */
 	struct segment *seg, *prev;
-	struct mroute *e; /* the records, or NULL: then seg holds them (and seg->n == n) */
+	struct mroute *e;	/* the records, or NULL: then seg holds them (and seg->n == n) */
+	struct segment_sum sum; /* seg's, while seg is set: composing reads no segment */
 };
 
 /*
@@ -150,12 +151,13 @@ struct mirror {
 };
 
 /* The chunk's records change: its published copy no longer describes it, but the records
- * that stay as they are can reuse their text from it. */
+ * that stay as they are can reuse their text from it. The mirror's references on segments
+ * are given up with snapshot_defer_put(): snapshots hold none on the segments they share. */
 static void chunk_dirty(struct mchunk *ch)
 {
 	if (!ch->seg)
 		return;
-	segment_put(ch->prev);
+	snapshot_defer_put(ch->prev);
 	ch->prev = ch->seg;
 	ch->seg = NULL;
 }
@@ -163,8 +165,8 @@ static void chunk_dirty(struct mchunk *ch)
 /* Forget both copies: the chunk is freed, or every route must be rendered again. */
 static void chunk_forget(struct mchunk *ch)
 {
-	segment_put(ch->seg);
-	segment_put(ch->prev);
+	snapshot_defer_put(ch->seg);
+	snapshot_defer_put(ch->prev);
 	ch->seg = ch->prev = NULL;
 }
 
@@ -1348,8 +1350,14 @@ long mirror_ra_links(const struct mirror *m, uint32_t **out)
 		const struct mtable *t = &m->tables[ti];
 
 		for (uint32_t c = 0; c < t->nchunks; c++) {
-			for (uint32_t i = 0; i < t->chunks[c]->n; i++) {
-				const struct route *r = chunk_key(t->chunks[c], i);
+			const struct mchunk *ch = t->chunks[c];
+
+			/* a closed chunk's segment counted them: a large table of other routes
+			 * costs a pass over its chunks, not over its routes */
+			if (!ch->e && !ch->sum.nra)
+				continue;
+			for (uint32_t i = 0; i < ch->n; i++) {
+				const struct route *r = chunk_key(ch, i);
 				size_t k;
 
 				if (!ra_learned(m, r))
@@ -1533,7 +1541,8 @@ static int chunk_segment(const struct snapshot *s, const struct mtable *t, struc
 	ret = segment_build(&s->ctx, t->id, in, ch->n, ch->prev, &ch->seg);
 	if (ret)
 		return ret;
-	segment_put(ch->prev);
+	segment_sum(ch->seg, &ch->sum);
+	snapshot_defer_put(ch->prev);
 	ch->prev = NULL;
 	for (uint32_t i = 0; i < ch->n; i++)
 		ch->e[i].src = (int32_t)i;
@@ -1556,8 +1565,9 @@ static int chunk_rerender(const struct snapshot *s, const struct mtable *t, stru
 	ret = segment_build(&s->ctx, t->id, in, ch->n, NULL, &g);
 	if (ret)
 		return ret;
-	segment_put(ch->seg);
+	snapshot_defer_put(ch->seg);
 	ch->seg = g;
+	segment_sum(g, &ch->sum);
 	return 0;
 }
 
@@ -1596,27 +1606,26 @@ int mirror_snapshot(struct mirror *m, struct snapshot **out)
 		for (uint32_t c = 0; !ret && c < t->nchunks; c++) {
 			struct mchunk *ch = t->chunks[c];
 
-			/* a cache miss per chunk and per segment otherwise (thousands per
-			 * publication): ask for them ahead, the segment's header for writing
-			 * (snapshot_add_segment() takes a reference) */
+			/* a cache miss per chunk otherwise (thousands per publication): ask
+			 * for them ahead. The segments themselves are not touched: the chunk
+			 * keeps their summary, and the snapshot takes no reference. */
 			if (c + 16 < t->nchunks)
 				__builtin_prefetch(t->chunks[c + 16]);
-			if (c + 8 < t->nchunks && t->chunks[c + 8]->seg)
-				__builtin_prefetch(t->chunks[c + 8]->seg, 1);
-			int built = 0;
+			int built = 0, fresh = 0;
 
 			if (all && !ch->e) {
 				ret = chunk_rerender(s, t, ch, in);
 				s->segs_built++;
+				fresh = 1;
 			} else if (all || !ch->seg) {
 				if (all)
 					chunk_forget(ch); /* no text to reuse */
 				ret = chunk_segment(s, t, ch, in);
 				s->segs_built++;
-				built = 1;
+				built = fresh = 1;
 			}
 			if (!ret)
-				ret = snapshot_add_segment(s, ch->seg);
+				ret = snapshot_add_held_segment(s, ch->seg, &ch->sum, fresh);
 			/* a chunk changed for two publications in a row is likely to change again:
 			 * it stays open until a publication finds it unchanged */
 			if (!ret && !(built && ch->hot))

@@ -89,6 +89,20 @@ void segment_put(struct segment *g)
 		segment_free(g);
 }
 
+void segment_sum(const struct segment *g, struct segment_sum *out)
+{
+	out->table = g->table;
+	out->n = g->n;
+	out->nreal = g->nreal;
+	out->lines = g->lines;
+	out->nexp = g->nexp;
+	out->nra = g->nra;
+	out->proc_len = g->proc_len;
+	out->bytes = g->bytes;
+	memcpy(out->lens0, g->lens0, sizeof(out->lens0));
+	memcpy(out->lens1, g->lens1, sizeof(out->lens1));
+}
+
 /* Count key once in the sorted list v of *n entries (v has room for every key offered). */
 static void count_add(struct segment_count *v, uint32_t *n, uint32_t key)
 {
@@ -245,6 +259,7 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 		x->json_off[i] = (uint32_t)x->json.len;
 		tmp.lines += r->nh_count > 1 ? r->nh_count : 1;
 		tmp.nreal += !r->placeholder;
+		tmp.nra += (uint32_t)route_ra_shape(r);
 		if (r->expires_ms)
 			x->exp[tmp.nexp++] = (uint16_t)i;
 		aggregate(&tmp, x, r);

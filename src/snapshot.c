@@ -18,16 +18,22 @@
  *     retired while readers still hold it is counted (s_retired, s_retired_bytes) until its
  *     last reader frees it. After each retirement the retire hook runs on the collector
  *     thread: the HTTP layer uses it to bound what slow responses pin (http_pin.c).
- *   - Segments (segment.h): a snapshot holds one reference on each of its segments, taken
- *     by snapshot_add_segment() and dropped by snapshot_destroy(); segments are immutable
- *     and shared with other snapshots and with the collector's mirror, so destroying a
- *     snapshot frees only the segments nobody else holds. A reader may use a segment for as
- *     long as it holds the snapshot.
+ *   - Segments (segment.h) are immutable and shared with other snapshots and with the
+ *     collector's mirror. A reader may use a segment for as long as it holds the snapshot.
+ *     A snapshot built from records holds one reference on each of its segments, taken by
+ *     snapshot_add_segment() and dropped by snapshot_destroy(). A snapshot the mirror
+ *     composes holds none on the segments it shares (snapshot_add_held_segment()): taking
+ *     and dropping a reference on each of thousands of segments per publication was a cache
+ *     miss each, the largest cost of a publication at a million routes. Instead the mirror
+ *     keeps its reference while the segment is in a chunk, and gives it up with
+ *     snapshot_defer_put(): then each sealed snapshot that contains the segment takes one,
+ *     dropped when it is freed (held list below).
  *   - Builds with RTSNAP_POISON overwrite a snapshot before freeing it, so a reader that
  *     touches a retired snapshot reads garbage that the stress test notices (and ASan/TSan
  *     report the access itself).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,6 +71,100 @@ static long s_retired;	       /* retired, not yet freed (atomic) */
 static size_t s_retired_bytes; /* their bytes (atomic) */
 static size_t s_current_bytes; /* bytes of s_current (atomic) */
 static void (*s_retire_hook)(uint64_t current_generation);
+
+/*
+ * Segments held for snapshots without references. Snapshots that hold segments so are
+ * listed from their seal to their destruction, by serial (the oldest first). A segment the
+ * mirror gives up (snapshot_defer_put()) is in every listed snapshot composed since it was
+ * built (segment.since) and in no later one (the mirror no longer has it): each of those
+ * takes a reference on it, kept in its `back` list and dropped when it is freed. Usually
+ * that is one snapshot, the current one; a slow reader's old snapshot holds back only the
+ * segments it contains. All under s_hold_lock, O(snapshots holding it) per segment given
+ * up; a destroyed snapshot's references are dropped outside it.
+ */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz);
+
+static pthread_mutex_t s_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snapshot *s_hold_head, *s_hold_tail;
+static long s_held_back; /* entries in the listed snapshots' back lists */
+static long s_lost;	 /* references kept for ever when a back list could not grow */
+
+long snapshot_deferred_count(void)
+{
+	long n;
+
+	pthread_mutex_lock(&s_hold_lock);
+	n = s_held_back + s_lost;
+	pthread_mutex_unlock(&s_hold_lock);
+	return n;
+}
+
+void snapshot_defer_put(struct segment *g)
+{
+	struct snapshot *p;
+	int holders = 0;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&s_hold_lock);
+	for (p = s_hold_tail; g->since && p && p->serial >= g->since; p = p->held_prev) {
+		/* the first holder takes the caller's reference, the others one each */
+		if (holders++)
+			segment_get(g);
+		if (grow((void **)&p->back, &p->back_cap, p->nback, sizeof(*p->back))) {
+			s_lost++; /* better kept for ever than freed under a reader */
+			continue;
+		}
+		p->back[p->nback++] = g;
+		s_held_back++;
+	}
+	pthread_mutex_unlock(&s_hold_lock);
+	if (!holders)
+		segment_put(g); /* no snapshot alive contains it */
+}
+
+/* At its seal: list s among the snapshots that given-up segments are held for. */
+static void hold_list(struct snapshot *s)
+{
+	struct snapshot *p;
+
+	pthread_mutex_lock(&s_hold_lock);
+	for (p = s_hold_tail; p && p->serial > s->serial; p = p->held_prev)
+		;
+	s->held_prev = p;
+	s->held_next = p ? p->held_next : s_hold_head;
+	if (s->held_next)
+		s->held_next->held_prev = s;
+	else
+		s_hold_tail = s;
+	if (p)
+		p->held_next = s;
+	else
+		s_hold_head = s;
+	s->listed = 1;
+	pthread_mutex_unlock(&s_hold_lock);
+}
+
+/* At its destruction: unlist s, and drop the references it held back. */
+static void hold_unlist(struct snapshot *s)
+{
+	pthread_mutex_lock(&s_hold_lock);
+	if (s->held_prev)
+		s->held_prev->held_next = s->held_next;
+	else
+		s_hold_head = s->held_next;
+	if (s->held_next)
+		s->held_next->held_prev = s->held_prev;
+	else
+		s_hold_tail = s->held_prev;
+	s_held_back -= (long)s->nback;
+	pthread_mutex_unlock(&s_hold_lock);
+	for (size_t k = 0; k < s->nback; k++)
+		segment_put(s->back[k]);
+	if (s->nback)
+		segment_reclaim();
+	free(s->back);
+}
 
 long snapshot_retired_count(void)
 {
@@ -626,16 +726,15 @@ int snapshot_prepare(struct snapshot *s)
 static uint64_t s_last_composed;
 
 /*
- * Append g and count it in one go, while its header is in cache: record offsets, tables,
- * prefix lengths, expiring records, proc bytes, memory, and the memory shared with the
- * snapshot composed before (g->mark). Nothing after this walks the segments again.
+ * Append g and count it in one go, from its summary: record offsets, tables, prefix lengths,
+ * expiring records, proc bytes, memory. Nothing after this walks the segments again.
  */
-int snapshot_add_segment(struct snapshot *s, struct segment *g)
+static int add_seg(struct snapshot *s, struct segment *g, const struct segment_sum *sum)
 {
 	struct snapshot_table *t = s->ntables ? &s->tables[s->ntables - 1] : NULL;
 	size_t k = s->nsegs, cap = s->segs_cap;
 
-	if (s->nroutes + g->n > UINT32_MAX)
+	if (s->nroutes + sum->n > UINT32_MAX)
 		return -E2BIG;
 	if (grow((void **)&s->segs, &s->segs_cap, k, sizeof(*s->segs)))
 		return -ENOMEM;
@@ -646,44 +745,75 @@ int snapshot_add_segment(struct snapshot *s, struct segment *g)
 			return -ENOMEM;
 		s->seg_first = p;
 	}
-	if (!t || t->id != g->table) {
+	if (!t || t->id != sum->table) {
 		if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
 			return -ENOMEM;
 		t = &s->tables[s->ntables++];
 		memset(t, 0, sizeof(*t));
-		t->id = g->table;
+		t->id = sum->table;
 		t->first = (uint32_t)s->nroutes;
 		t->seg0 = (uint32_t)k;
 	}
-	if (g->nexp &&
+	if (sum->nexp &&
 	    grow((void **)&s->exp_segs, &s->exp_segs_cap, s->nexp_segs, sizeof(*s->exp_segs)))
 		return -ENOMEM;
-	segment_get(g);
 	s->segs[k] = g;
 	s->seg_first[k] = (uint32_t)s->nroutes;
-	t->count += g->n;
-	t->lines += g->lines;
+	t->count += sum->n;
+	t->lines += sum->lines;
 	t->nseg++;
-	t->routes += g->nreal;
+	t->routes += sum->nreal;
 	for (int w = 0; w < 3; w++) {
-		t->lens0[w] |= g->lens0[w];
-		t->lens1[w] |= g->lens1[w];
+		t->lens0[w] |= sum->lens0[w];
+		t->lens1[w] |= sum->lens1[w];
 	}
-	if (g->nexp) {
+	if (sum->nexp) {
 		s->exp_segs[s->nexp_segs++] = (uint32_t)k;
-		s->nexp_records += g->nexp;
+		s->nexp_records += sum->nexp;
 	}
-	s->proc_len += g->proc_len;
-	s->seg_bytes += g->bytes;
+	s->proc_len += sum->proc_len;
+	s->seg_bytes += sum->bytes;
 	if (!k) {
 		s->base_serial = s_last_composed;
 		s_last_composed = s->serial;
 	}
+	s->nroutes += sum->n;
+	s->nsegs++;
+	return 0;
+}
+
+/* Also counts the memory shared with the snapshot composed before (g->mark). */
+int snapshot_add_segment(struct snapshot *s, struct segment *g)
+{
+	struct segment_sum sum;
+	int ret;
+
+	if (grow((void **)&s->own, &s->own_cap, s->nown, sizeof(*s->own)))
+		return -ENOMEM;
+	segment_sum(g, &sum);
+	ret = add_seg(s, g, &sum);
+	if (ret)
+		return ret;
+	segment_get(g);
+	s->own[s->nown++] = g;
 	if (s->base_serial && g->mark == s->base_serial)
 		s->shared_bytes += g->bytes;
 	g->mark = s->serial;
-	s->nroutes += g->n;
-	s->nsegs++;
+	return 0;
+}
+
+int snapshot_add_held_segment(struct snapshot *s, struct segment *g, const struct segment_sum *sum,
+			      int fresh)
+{
+	int ret = add_seg(s, g, sum);
+
+	if (ret)
+		return ret;
+	s->holds = 1;
+	if (fresh)
+		g->since = s->serial;
+	if (!fresh && s->base_serial)
+		s->shared_bytes += sum->bytes;
 	return 0;
 }
 
@@ -796,6 +926,9 @@ int snapshot_seal(struct snapshot *s)
 {
 	int ret = 0;
 
+	if (s->holds && !s->listed)
+		hold_list(s); /* first: segments given up from now on may be in s */
+
 	if (s->stage) {
 		snapshot_prepare(s);
 		ret = stage_segments(s);
@@ -811,13 +944,16 @@ int snapshot_seal(struct snapshot *s)
 
 static void snapshot_destroy(struct snapshot *s)
 {
-	for (size_t k = 0; k < s->nsegs; k++) {
-		if (k + 8 < s->nsegs)
-			__builtin_prefetch(s->segs[k + 8], 1); /* see mirror_snapshot() */
-		segment_put(s->segs[k]);
+	for (size_t k = 0; k < s->nown; k++) {
+		if (k + 8 < s->nown)
+			__builtin_prefetch(s->own[k + 8], 1); /* a cache miss each otherwise */
+		segment_put(s->own[k]);
 	}
-	if (s->nsegs)
+	if (s->nown)
 		segment_reclaim();
+	if (s->listed)
+		hold_unlist(s);
+	free(s->own);
 	free(s->segs);
 	free(s->seg_first);
 	free(s->exp_segs);
@@ -870,7 +1006,7 @@ void snapshot_publish(struct snapshot *s)
 
 		if (s->base_serial == old->serial)
 			own -= s->shared_bytes;
-		else
+		else if (!s->holds) /* held segments carry no marks: count old whole */
 			for (size_t k = 0; k < old->nsegs; k++)
 				if (old->segs[k]->mark == s->serial)
 					own -= old->segs[k]->bytes;

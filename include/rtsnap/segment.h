@@ -6,13 +6,17 @@
  * length of their /proc/net/ipv6_route lines (rendered per read: view.c), and the aggregates
  * /metrics and the lookup index sum up.
  *
- * Lifetime: segment_build() returns a segment with one reference (the builder's). Every
- * snapshot that contains it holds one more (snapshot.c), and the mirror keeps one on the
- * segment of each of its chunks that has not changed since the last publication, so the
- * next publication shares it instead of building it again (and reads the chunk's records
- * from it: the mirror lets its own copy go, mirror.c). The last segment_put() frees it,
- * on whichever thread drops it (a reader releasing an old snapshot, say). Nothing writes a
- * segment after segment_build() returns, except `mark`, which only the collector thread uses.
+ * Lifetime: segment_build() returns a segment with one reference (the builder's). The mirror
+ * keeps one on the segment of each of its chunks that has not changed since the last
+ * publication, so the next publication shares it instead of building it again (and reads the
+ * chunk's records from it: the mirror lets its own copy go, mirror.c). The snapshots the
+ * mirror composes hold none: the mirror gives its reference up through snapshot_defer_put(),
+ * which drops it once every snapshot that may contain the segment is freed (snapshot.c). A
+ * snapshot built from records (snapshot_add_route()) holds one on each of its own segments,
+ * as it does on the placeholder rows the mirror builds per publication. The last
+ * segment_put() frees it, on whichever thread drops it (a reader releasing an old snapshot,
+ * say). Nothing writes a segment after segment_build() returns, except `mark` and `since`, which
+ * only the collector thread uses.
  */
 #ifndef RTSNAP_SEGMENT_H
 #define RTSNAP_SEGMENT_H
@@ -43,14 +47,17 @@ struct segment_count {
 struct segment {
 	/* what composing a snapshot reads of every segment (snapshot_add_segment()), together
 	 * at the start of the block: two cache lines per segment per publication at most */
-	long refs;     /* atomic */
-	size_t bytes;  /* memory held, approximately */
-	uint64_t mark; /* collector thread only: serial of the newest snapshot composed with it */
+	long refs;	/* atomic */
+	size_t bytes;	/* memory held, approximately */
+	uint64_t mark;	/* collector thread only: serial of the newest snapshot composed with it */
+	uint64_t since; /* collector thread only: serial of the first snapshot that holds it
+			   without a reference (snapshot_add_held_segment()), or 0 */
 	uint32_t table;
 	uint32_t n;	   /* records (a placeholder row is a record) */
 	uint32_t nreal;	   /* records that are routes (not a placeholder row) */
 	uint32_t lines;	   /* proc lines */
 	uint32_t nexp;	   /* records with a deadline, their positions in exp */
+	uint32_t nra;	   /* records shaped like a route learned from an RA (route_ra_shape()) */
 	uint32_t proc_len; /* bytes of the records' proc lines */
 	uint64_t lens0[3],
 	    lens1[3]; /* bit L: a route of dst_len L with / without a source prefix */
@@ -67,6 +74,21 @@ struct segment {
 	uint32_t mp_routes; /* routes with more than one hop, and their hops */
 	uint64_t mp_nh;
 };
+
+/*
+ * What composing a snapshot reads of a segment (snapshot_add_held_segment()). Whoever holds a
+ * segment for snapshots keeps this beside its pointer, so that composing a snapshot touches
+ * no segment: at a million routes a publication would otherwise take a cache miss on each of
+ * some four thousand segments.
+ */
+struct segment_sum {
+	uint32_t table, n, nreal, lines, nexp, nra, proc_len;
+	size_t bytes;
+	uint64_t lens0[3], lens1[3];
+};
+
+/* Any thread. The summary of g. */
+void segment_sum(const struct segment *g, struct segment_sum *out);
 
 /*
  * Collector thread (or any single builder). Copy n records of table `table` (n <= SEGMENT_MAX,

@@ -65,6 +65,17 @@ struct snapshot {
 	size_t nexp_segs, exp_segs_cap, nexp_records;
 	size_t seg_bytes, shared_bytes;
 	uint64_t base_serial;
+	/* the segments it holds a reference on (snapshot_add_segment()); those added with
+	 * snapshot_add_held_segment() are held for it by the caller (holds = 1), and once
+	 * sealed it is listed among the snapshots that segments given up with
+	 * snapshot_defer_put() wait for (snapshot.c) */
+	struct segment **own;
+	size_t nown, own_cap;
+	int holds, listed;
+	struct snapshot *held_prev, *held_next;
+	/* references on held segments the mirror gave up while s was listed (under the lock) */
+	struct segment **back;
+	size_t nback, back_cap;
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
 	/* interfaces, nexthop objects (sorted after snapshot_prepare) and iproute2 names (loaded
@@ -136,6 +147,27 @@ int snapshot_prepare(struct snapshot *s);
  * segments come table by table in kernel order. Not mixed with snapshot_add_route().
  * 0 or -ENOMEM. */
 int snapshot_add_segment(struct snapshot *s, struct segment *g) __attribute__((warn_unused_result));
+
+/*
+ * Collector thread, after snapshot_prepare(). Append segment g as snapshot_add_segment() does,
+ * but take no reference: the caller holds one on g until it gives it up with
+ * snapshot_defer_put(), which keeps g for as long as s lives. sum is g's (segment_sum()), kept
+ * by the caller beside g so that composing reads no segment. fresh: g was built for s (else
+ * it was in the snapshot composed before; memory accounting only). 0 or -ENOMEM.
+ */
+int snapshot_add_held_segment(struct snapshot *s, struct segment *g, const struct segment_sum *sum,
+			      int fresh) __attribute__((warn_unused_result));
+
+/*
+ * Collector thread. Give up a reference on g (NULL is fine) that snapshots composed with
+ * snapshot_add_held_segment() may rely on: every sealed snapshot composed since g was built
+ * keeps a reference on it until it is freed (none alive: g is dropped at once). A snapshot
+ * counts from its seal, so while one is being composed, a segment given up must not be one
+ * added to it.
+ */
+void snapshot_defer_put(struct segment *g);
+/* Any thread. References snapshots hold on segments given up with snapshot_defer_put(). */
+long snapshot_deferred_count(void);
 
 /* Any thread holding s. Record i (0 <= i < s->nroutes). O(log segments), O(1) when the
  * previous call of this thread was in the same segment. */

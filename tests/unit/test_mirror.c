@@ -922,6 +922,57 @@ static void test_publication_shares_segments(void **state)
 }
 
 /*
+ * Snapshots the mirror composes hold no reference on the segments they share: a segment the
+ * mirror lets go waits (snapshot_defer_put()) until every snapshot sealed before is freed.
+ * Two snapshots, every chunk changed between them, the mirror freed while both are alive,
+ * then freed newest first: each keeps reading what it read when it was built (in the
+ * sanitizer builds a freed segment is poisoned and ASan reports the read), a snapshot holds
+ * back exactly the segments it contains, and everything is dropped at the end.
+ */
+static void test_held_segments_wait_for_snapshots(void **state)
+{
+	struct mirror *m = new_mirror();
+	struct snapshot *a = NULL, *b = NULL;
+	const unsigned int n = 3000;
+	long live0 = segment_live_count(), def0 = snapshot_deferred_count(), chunks;
+	char *va, *vb, *v;
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++) {
+		gen_route(i, 2);
+		assert_int_equal(mirror_load_route(m, &s_pr), 0);
+	}
+	va = views_of(m, &a);
+	chunks = (long)a->segs_built;
+	assert_int_equal(a->nown, a->nsegs - chunks); /* it owns its placeholder rows only */
+	for (unsigned int i = 0; i < n; i++) {
+		gen_route(i, 7);
+		apply(m, NLM_F_REPLACE);
+	}
+	vb = views_of(m, &b);
+	assert_int_equal(b->segs_built, chunks);
+	/* a's chunk segments wait for a */
+	assert_int_equal(snapshot_deferred_count() - def0, chunks);
+	mirror_free(m);
+	assert_int_equal(snapshot_deferred_count() - def0, 2 * chunks);
+	v = views(a);
+	assert_string_equal(v, va);
+	free(v);
+	snapshot_free(b); /* b's own segments go; a holds back only what it contains */
+	assert_int_equal(snapshot_deferred_count() - def0, chunks);
+	assert_true(segment_live_count() >= live0 + chunks);
+	v = views(a);
+	assert_string_equal(v, va);
+	free(v);
+	assert_true(strcmp(va, vb) != 0);
+	snapshot_free(a);
+	assert_int_equal(snapshot_deferred_count(), def0);
+	assert_int_equal(segment_live_count(), live0);
+	free(va);
+	free(vb);
+}
+
+/*
  * Churn through chunk splits and shrinks: random adds and deletes over 4 096 keys (every
  * chunk splits, many empty), each published; the views equal a mirror loaded from scratch
  * with the final routes, and the mirror's memory follows its routes down.
@@ -1156,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_replace_takes_first_of_same_kind),
 		cmocka_unit_test(test_one_hop_delete_of_two),
 		cmocka_unit_test(test_publication_shares_segments),
+		cmocka_unit_test(test_held_segments_wait_for_snapshots),
 		cmocka_unit_test(test_dump_repeat_is_one_route),
 		cmocka_unit_test(test_churn_splits_and_shrinks),
 		cmocka_unit_test(test_adopt_everywhere),
