@@ -100,6 +100,15 @@ counters() {
 		.collector.publications, .collector.notification_overruns] | @tsv' <<<"$1"
 }
 
+# build_sum NS: "sum count" of rtsnap_collection_duration_seconds from /metrics (the time
+# each publication took to compose its snapshot; resyncs' dumps too, and none ran here).
+build_sum() {
+	ip netns exec "$1" curl -sgf --max-time 5 "$URL/metrics" 2>/dev/null |
+		awk '$1 == "rtsnap_collection_duration_seconds_sum" { s = $2 }
+		     $1 == "rtsnap_collection_duration_seconds_count" { c = $2 }
+		     END { print s + 0, c + 0 }'
+}
+
 # cpu_ticks PID: "utime stime" in clock ticks (fields 14 and 15 of stat).
 cpu_ticks() {
 	awk '{ sub(/^.*\) /, ""); print $12, $13 }' "/proc/$1/stat"
@@ -188,8 +197,8 @@ header() {
 churn_part() {
 	local n ns kernel rate w=0 i
 	header "churn (T=${T}s per rate, probe every 0.5 s polled every 2 ms)"
-	emit "| routes | churn/s asked | achieved | probes | visible p50 ms | p99 ms | max ms | CPU user % | CPU sys % | full dumps | targeted dumps | publications | RSS B/route | peak B/route |"
-	emit "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	emit "| routes | churn/s asked | achieved | probes | visible p50 ms | p99 ms | max ms | CPU user % | CPU sys % | full dumps | targeted dumps | publications | build ms (mean) | RSS B/route | peak B/route |"
+	emit "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for n in $ROUTES; do
 		bench_ns_create
 		ns=$BENCH_NS
@@ -233,6 +242,8 @@ churn_part() {
 			echo 5 >"/proc/$DAEMON_PID/clear_refs" # VmHWM := VmRSS
 			local st0 tk0 tw0 st1 tk1 tw
 			st0=$(counters "$(status "$ns")")
+			local bs0 bs1
+			bs0=$(build_sum "$ns")
 			tk0=$(cpu_ticks "$DAEMON_PID")
 			tw0=$EPOCHREALTIME
 			if [ "$rate" = idle ]; then
@@ -252,6 +263,7 @@ churn_part() {
 			tk1=$(cpu_ticks "$DAEMON_PID")
 			tw=$(bench_elapsed "$tw0")
 			st1=$(counters "$(status "$ns")")
+			bs1=$(build_sum "$ns")
 			local rss hwm p50 p99 max seen to ach
 			rss=$(vm_kb "$DAEMON_PID" VmRSS)
 			hwm=$(vm_kb "$DAEMON_PID" VmHWM)
@@ -269,7 +281,10 @@ churn_part() {
 			[ "$rate" != idle ] || rate="0, no probe"
 			emit "| $n | $rate | $ach | $((seen + to)) | $p50 | $p99 | $max" \
 				"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
-				"| $dfull | $dtarg | $dpub | $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
+				"| $dfull | $dtarg | $dpub | $(awk -v a="$bs0" -v b="$bs1" 'BEGIN {
+					split(a, x, " "); split(b, y, " "); n = y[2] - x[2]
+					if (n > 0) printf "%.2f", 1000 * (y[1] - x[1]) / n; else printf "n/a" }')" \
+				"| $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
 			bench_log "churn N=$n R=$rate: window ${tw}s, $(grep -c '^probe' "$pout") probes," \
 				"overruns +$dover, $(tail -1 "$cout"), VmRSS $rss kB VmHWM $hwm kB"
 			w=$((w + 1))

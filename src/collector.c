@@ -71,7 +71,7 @@
  * load), and a full dump during it takes each table's tb6_lock chunk by chunk against the
  * writers, would be untrusted anyway, and is repeated until one is not. */
 #define OVERFLOW_QUIET_MS 200
-#define PUBLISH_WAIT_FACTOR 19	    /* see publish() */
+#define PUBLISH_WAIT_FACTOR 39	    /* see publish() */
 #define HOLD_RCVBUF_MIN (16u << 20) /* see collector_main() */
 #define HOLD_MAX_MS 100		    /* a longer wait (--debounce-ms, a failure) reads as it goes */
 #define PUBLISH_WAIT_MAX_MS 30
@@ -1169,12 +1169,14 @@ static int publish(struct coll *c, enum collector_trigger why)
 	/* s stays valid here: only this thread can retire it, at the next publish */
 	c->dirty = 0;
 	memset(&c->delta, 0, sizeof(c->delta));
-	/* publishing (build, swap, retiring the old snapshot) should take at most a twentieth
-	 * of the time: the next one waits nineteen times what this one cost, but never more
+	/* publishing (build, swap, retiring the old snapshot) should take at most a fortieth
+	 * of the time: the next one waits thirty-nine times what this one cost, but never more
 	 * than PUBLISH_WAIT_MAX_MS beyond the cost itself (a publication's cost grows with the
 	 * changes it gathers, so an unbounded factor would feed on itself under heavy churn).
-	 * At 1 000 000 routes a publication costs 1.5-3 ms whatever the change (one pass over
-	 * 4 000+ segment pointers), so changes are batched for about 30 ms. */
+	 * At 1 000 000 routes a publication costs about 1 ms (a pass over 4 000+ chunks), so
+	 * under churn changes are batched for about 30 ms. (A twentieth, before publications
+	 * became that cheap, published twice as often for the same latency at p99 and 2-4
+	 * points more of a core at 1 000 changes/s: bench/README-churn.md, session 8.) */
 	{
 		struct timespec t2;
 		int64_t cost_us, wait_us;
