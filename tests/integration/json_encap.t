@@ -19,6 +19,7 @@ require_cmd ip curl jq
 require_rtsnapd
 
 ns_new NS
+rk_seg6_ok "$NS" || tap_skip_all "this kernel has no segment routing tunnels (CONFIG_IPV6_SEG6_LWTUNNEL is not set): the steps below change seg6 routes; json_kinds.t compares the ip and ip6 tunnels here"
 ip netns exec "$NS" sysctl -qw net.ipv4.nexthop_compat_mode=1
 OBJ=
 if rk_bpf_obj "$RTSNAP_TMP"; then

@@ -540,13 +540,24 @@ BPF
 # proc: like the same route without its encapsulation. ip -j: "encap" and the type's keys
 # after "nhid" (before "gateway") or first in a nexthop; ip and ip6 tunnels print their own
 # "src"/"dst", so the route's object has "dst" twice.
+#
+# A kernel without segment routing tunnels (CONFIG_IPV6_SEG6_LWTUNNEL not set: "lwt
+# encapsulation type not supported") gets the same routes with an ip6 tunnel to the first
+# segment instead of each seg6 encapsulation (distinct, so siblings stay apart), an ip6 tunnel
+# instead of seg6local on the routes that are not SIDs, and no SIDs (rk_seg6_ok).
 rk_encap() {
-	local ns=$1 obj=${2:-} r
+	local ns=$1 obj=${2:-} r seg6=1
 	rk_prep "$ns"
 	veth_pair "$ns" e0 "" e1 || return 1
 	_rk ip -n "$ns" -6 addr add 2001:db8:1::1/64 dev e0 nodad || return 1
+	rk_seg6_ok "$ns" || seg6=0
 	while read -r r; do
 		[ -n "$r" ] || continue
+		if [ "$seg6" = 0 ]; then
+			case $r in *"add fc00::"*) continue ;; esac
+			r=$(sed -E -e 's/encap seg6 mode [^ ]+ segs ([^ ,]+)[^ ]*( hmac [0-9]+)?/encap ip6 dst \1/' \
+				-e 's/encap seg6local action End /encap ip6 dst 2001:db8:1::8 /' <<<"$r")
+		fi
 		# shellcheck disable=SC2086
 		_rk ip -n "$ns" -6 $r || return 1
 	done <<'ROUTES'
@@ -603,6 +614,15 @@ ROUTES
 	_rk ip -n "$ns" -6 route add 2001:db8:6d::/64 encap bpf in obj "$obj" sec lwt_in dev e0 || return 1
 	_rk ip -n "$ns" -6 route add 2001:db8:6d::1/128 encap bpf in obj "$obj" sec lwt_in \
 		out obj "$obj" sec lwt_out xmit obj "$obj" sec lwt_xmit headroom 32 dev e0 || return 1
+	[ "$seg6" = 1 ] || return 0
 	_rk ip -n "$ns" -6 route add fc00::f1/128 encap seg6local action End.BPF endpoint \
 		obj "$obj" sec lwt_seg6local dev e0
+}
+
+# rk_seg6_ok NS: whether this kernel takes seg6 encapsulations on IPv6 routes (a probe route
+# on NS's loopback, removed again).
+rk_seg6_ok() {
+	ip -n "$1" -6 route add 2001:db8:ffff:ffff::/64 encap seg6 mode encap segs fc00::1 \
+		dev lo 2>/dev/null || return 1
+	ip -n "$1" -6 route del 2001:db8:ffff:ffff::/64
 }
