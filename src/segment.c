@@ -32,8 +32,6 @@ static size_t s_freed;		/* atomic: bytes of segments freed since the last trim *
 static int64_t s_last_trim_ms;	/* atomic */
 static int64_t s_last_build_ms; /* atomic: when a segment was last built */
 
-#define SEGMENT_TRIM_BUSY_MS 5000
-
 /* Hand free heap pages back to the kernel once enough segment memory was freed, at most once
  * a second: segments are small allocations from malloc's arenas (below the mmap threshold),
  * which a free() alone does not give back, so without it RSS stays at its peak after slow
@@ -56,13 +54,8 @@ void segment_reclaim(void)
 		return;
 	now = now_ms();
 	/* while segments are being built the freed memory is about to be reused: trimming then
-	 * would only make the kernel clear the same pages again. But not for ever: under
-	 * continuous churn the free pieces left between live blocks add up (at 1 000 000 routes
-	 * and 10 000 changes/s, RSS grew by half in 30 s), so then at most every
-	 * SEGMENT_TRIM_BUSY_MS. */
-	if (now - last < 1000 ||
-	    (now - __atomic_load_n(&s_last_build_ms, __ATOMIC_RELAXED) < 1000 &&
-	     now - last < SEGMENT_TRIM_BUSY_MS) ||
+	 * would only make the kernel clear the same pages again */
+	if (now - last < 1000 || now - __atomic_load_n(&s_last_build_ms, __ATOMIC_RELAXED) < 1000 ||
 	    !__atomic_compare_exchange_n(&s_last_trim_ms, &last, now, 0, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return;
