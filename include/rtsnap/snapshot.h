@@ -66,9 +66,9 @@ struct snapshot {
 	size_t seg_bytes, shared_bytes;
 	uint64_t base_serial;
 	/* the segments it holds a reference on (snapshot_add_segment()); those added with
-	 * snapshot_add_held_segment() are held for it by the caller (holds = 1), and once
-	 * sealed it is listed among the snapshots that segments given up with
-	 * snapshot_defer_put() wait for (snapshot.c) */
+	 * snapshot_add_held_segment() are held for it by the caller (holds = 1) until the
+	 * caller gives them up with snapshot_defer_put(); from its seal it is listed, so that
+	 * it takes a reference then on each of them it contains (back, below; snapshot.c) */
 	struct segment **own;
 	size_t nown, own_cap;
 	int holds, listed;
