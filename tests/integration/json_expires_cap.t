@@ -17,8 +17,10 @@ veth_pair "$NS" v0 "" v1 || tap_bail "veth"
 ip -n "$NS" -6 route add 2001:db8::/64 dev v0 expires 4000000000
 ip -n "$NS" -6 route add 2001:db8:1::/64 dev v0 expires 30000000
 ip -n "$NS" -6 route add 2001:db8:2::/64 dev v0 expires 20000000
-tap_is "$(kernel_json "$NS" | jq -c '[.[] | select(.dst | startswith("2001:db8")) | .expires]')" \
-	"[21474836,21474836,$(kernel_json "$NS" | jq '.[] | select(.dst == "2001:db8:2::/64") | .expires')]" \
+# one read of the kernel for both sides: the third lifetime counts down between two reads
+k=$(kernel_json "$NS")
+tap_is "$(jq -c '[.[] | select(.dst | startswith("2001:db8")) | .expires]' <<<"$k")" \
+	"[21474836,21474836,$(jq '.[] | select(.dst == "2001:db8:2::/64") | .expires' <<<"$k")]" \
 	"kernel: the two long lifetimes are reported as the cap"
 daemon_start "$NS" --interval 0 || tap_bail "daemon did not start"
 json_compare "$NS" "/routes equals ip -j at start" http_get "$NS" /routes
