@@ -43,6 +43,13 @@
 #   EXP_BASE, EXP_ROUTES, EXP_AFTER  expiry storm [100000, 500, 10]
 #   ADOPT_ROUTES routes in the adopt part [1000000]
 #   RTSNAPD      [build/rtsnapd]; RTSNAPD_ARGS extra options ["--interval 0"]
+#   VARIANTS     churn part: the daemons to compare, "NAME=BINARY [OPTION...]" separated
+#                by ';' ["new=$RTSNAPD $RTSNAPD_ARGS"]; on one namespace per route count,
+#                each in turn, ROUNDS times (A/B in one run: build the code before in
+#                another directory, e.g. VARIANTS="base=/tmp/base/build/rtsnapd
+#                --interval 30; new=build/rtsnapd --interval 30")
+#   ROUNDS       churn part: rounds of the variants [1]
+#   PROBE_POLL_MS  how often a probe polls /routes/lookup, ms (fractions allowed) [2]
 #   PORT         rtsnapd's port on [::1] inside the namespaces [9816]
 #   READY_TIMEOUT  seconds to wait for rtsnapd to count every route [600]
 #   PROBE_TIMEOUT  ms a probe may take before it counts as not seen [10000]
@@ -68,10 +75,13 @@ PORT=${PORT:-9816}
 URL="http://[::1]:$PORT"
 READY_TIMEOUT=${READY_TIMEOUT:-600}
 PROBE_TIMEOUT=${PROBE_TIMEOUT:-10000}
+PROBE_POLL_MS=${PROBE_POLL_MS:-2}
+ROUNDS=${ROUNDS:-1}
+VARIANTS=${VARIANTS:-"new=$RTSNAPD $RTSNAPD_ARGS"}
 OUT=${OUT:-}
 HZ=$(getconf CLK_TCK)
 
-for v in $ROUTES ${RATES//idle/} $T $SEED_ROUTES $SEED_RUNS $FULL_ROUTES; do
+for v in $ROUTES ${RATES//idle/} $T $SEED_ROUTES $SEED_RUNS $FULL_ROUTES $ROUNDS; do
 	case $v in '' | *[!0-9]*) bench_die "not a whole number: '$v'" ;; esac
 done
 [ "$(id -u)" = 0 ] || bench_die "needs root (network namespaces)"
@@ -129,12 +139,15 @@ per_route() {
 	awk -v k="$1" -v n="$2" 'BEGIN { printf "%.0f", k * 1024 / n }'
 }
 
-# daemon_start NS: start rtsnapd in NS, wait for its first snapshot; sets
-# DAEMON_PID (ip netns exec execs the daemon, so it is the daemon's pid).
+# daemon_start NS [BINARY OPTION...]: start rtsnapd (default $RTSNAPD $RTSNAPD_ARGS) in NS,
+# wait for its first snapshot; sets DAEMON_PID (ip netns exec execs the daemon, so it is the
+# daemon's pid).
 daemon_start() {
 	local ns=$1 deadline
+	shift
 	# shellcheck disable=SC2086 # RTSNAPD_ARGS is a list of options
-	bench_bg ip netns exec "$ns" "$RTSNAPD" --listen "[::1]:$PORT" $RTSNAPD_ARGS \
+	[ $# -gt 0 ] || set -- "$RTSNAPD" $RTSNAPD_ARGS
+	bench_bg ip netns exec "$ns" "$1" --listen "[::1]:$PORT" "${@:2}" \
 		2>>"$BENCH_TMP/rtsnapd.log"
 	DAEMON_PID=$BENCH_BG_PID
 	deadline=$((SECONDS + READY_TIMEOUT))
@@ -195,105 +208,129 @@ header() {
 # ---------------------------------------------------------------- part 1: churn
 
 churn_part() {
-	local n ns kernel rate w=0 i
-	header "churn (T=${T}s per rate, probe every 0.5 s polled every 2 ms)"
-	emit "| routes | churn/s asked | achieved | probes | visible p50 ms | p99 ms | max ms | CPU user % | CPU sys % | full dumps | targeted dumps | publications | build ms (mean) | RSS B/route | peak B/route |"
-	emit "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	local n ns kernel rate w=0 i round v name bin
+	local -a variants
+	IFS=';' read -r -a variants <<<"$VARIANTS"
+	for v in "${variants[@]}"; do
+		v=${v#"${v%%[![:space:]]*}"}
+		bin=${v#*=}
+		bin=${bin%% *}
+		[ -x "$bin" ] || bench_die "VARIANTS: no executable '$bin' in '$v'"
+	done
+	header "churn (T=${T}s per rate, probe every 0.5 s polled every ${PROBE_POLL_MS} ms; variants: $VARIANTS)"
+	emit "| build | round | routes | churn/s asked | achieved | probes | visible p50 ms | p99 ms | max ms | CPU user % | CPU sys % | full dumps | targeted dumps | publications | build ms (mean) | RSS B/route | peak B/route |"
+	emit "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for n in $ROUTES; do
 		bench_ns_create
 		ns=$BENCH_NS
 		bench_log "churn N=$n: loading into $ns"
 		if ! bench_load_routes "$ns" "$n"; then
-			emit "| $n | load failed | | | | | | | | | | | | |"
+			emit "| | | $n | load failed | | | | | | | | | | | | |"
 			bench_ns_delete "$ns"
 			continue
 		fi
 		kernel=$(bench_count_routes "$ns")
 		bench_gen_routes "$n" >"$BENCH_TMP/churn-routes.txt"
 		bench_log "churn N=$n: loaded in ${BENCH_LOAD_SECONDS}s, kernel lists $kernel"
-		local t0=$EPOCHREALTIME
-		if ! daemon_start "$ns" || ! wait_routes "$ns" "$kernel"; then
-			emit "| $n | rtsnapd not ready | | | | | | | | | | | | |"
-			daemon_stop
-			bench_ns_delete "$ns"
-			continue
-		fi
-		bench_log "churn N=$n: rtsnapd serves $kernel routes $(bench_elapsed "$t0")s after start," \
-			"VmHWM $(vm_kb "$DAEMON_PID" VmHWM) kB"
-		# at rest means after the start-up's own work: the first idle second gives the
-		# start-up's memory back (malloc_trim, system time)
-		sleep 2
-		for rate in $RATES; do
-			local cpid='' cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
-			: >"$cout"
-			if [ "$rate" != idle ] && [ "$rate" -gt 0 ]; then
-				# not bench_bg: a background command in a function would get
-				# /dev/null as stdin instead of the function's redirection
-				ip netns exec "$ns" "$NLLOAD" -c "$rate" -T "$T" -s "$((n + rate))" \
-					<"$BENCH_TMP/churn-routes.txt" >"$cout" 2>"$BENCH_TMP/churn.err" &
-				cpid=$!
-				BENCH_PIDS+=("$cpid")
-				for ((i = 0; i < 1200; i++)); do # reading 1M lines takes ~1 s
-					grep -q '^churn ready' "$cout" && break
-					kill -0 "$cpid" 2>/dev/null || break
-					sleep 0.05
-				done
-			fi
-			echo 5 >"/proc/$DAEMON_PID/clear_refs" # VmHWM := VmRSS
-			local st0 tk0 tw0 st1 tk1 tw
-			st0=$(counters "$(status "$ns")")
-			local bs0 bs1
-			bs0=$(build_sum "$ns")
-			tk0=$(cpu_ticks "$DAEMON_PID")
-			tw0=$EPOCHREALTIME
-			if [ "$rate" = idle ]; then
-				: >"$pout"
-				sleep "$T"
-			else
-				ip netns exec "$ns" "$NLLOAD" -p "$PORT" -T "$T" -k $((w * 100000)) \
-					-x "$PROBE_TIMEOUT" >"$pout" 2>/dev/null
-			fi
-			if [ -n "$cpid" ]; then
-				for ((i = 0; i < 600; i++)); do
-					kill -0 "$cpid" 2>/dev/null || break
-					sleep 0.1
-				done
-				bench_stop "$cpid"
-			fi
-			tk1=$(cpu_ticks "$DAEMON_PID")
-			tw=$(bench_elapsed "$tw0")
-			st1=$(counters "$(status "$ns")")
-			bs1=$(build_sum "$ns")
-			local rss hwm p50 p99 max seen to ach
-			rss=$(vm_kb "$DAEMON_PID" VmRSS)
-			hwm=$(vm_kb "$DAEMON_PID" VmHWM)
-			read -r p50 p99 max seen to < <(percentiles "$pout")
-			[ "$to" = 0 ] || max="not seen in ${PROBE_TIMEOUT} ms ($to of $((seen + to)))"
-			ach=0
-			[ "$rate" = 0 ] || [ "$rate" = idle ] || ach=$(awk '$1 == "churn" && $2 == "changes" { printf "%.0f", $9 }' "$cout")
-			[ -n "$ach" ] || ach="failed ($(head -c 200 "$BENCH_TMP/churn.err"))"
-			local d
-			d=$(awk -v a="$st0" -v b="$st1" 'BEGIN {
-				split(a, x, "\t"); split(b, y, "\t")
-				printf "%d %d %d %d", y[2] - x[2], y[3] - x[3], y[4] - x[4], y[5] - x[5] }')
-			local dfull dtarg dpub dover
-			read -r dfull dtarg dpub dover <<<"$d"
-			[ "$rate" != idle ] || rate="0, no probe"
-			emit "| $n | $rate | $ach | $((seen + to)) | $p50 | $p99 | $max" \
-				"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
-				"| $dfull | $dtarg | $dpub | $(awk -v a="$bs0" -v b="$bs1" 'BEGIN {
-					split(a, x, " "); split(b, y, " "); n = y[2] - x[2]
-					if (n > 0) printf "%.2f", 1000 * (y[1] - x[1]) / n; else printf "n/a" }')" \
-				"| $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
-			bench_log "churn N=$n R=$rate: window ${tw}s, $(grep -c '^probe' "$pout") probes," \
-				"overruns +$dover, $(tail -1 "$cout"), VmRSS $rss kB VmHWM $hwm kB"
-			w=$((w + 1))
-			sleep 1 # let the daemon go quiet before the next window
+		for ((round = 1; round <= ROUNDS; round++)); do
+			for v in "${variants[@]}"; do
+				v=${v#"${v%%[![:space:]]*}"}
+				name=${v%%=*}
+				# shellcheck disable=SC2086 # the variant's binary and options, split
+				set -- ${v#*=}
+				churn_variant "$n" "$ns" "$kernel" "$name" "$round" "$@"
+			done
 		done
-		daemon_stop
 		bench_ns_delete "$ns"
 		bench_settle
 	done
+}
+
+# churn_variant N NS KERNEL_ROUTES NAME ROUND BINARY [OPTION...]: one daemon through every
+# rate of RATES on the loaded namespace; the probes' prefixes go on from the global w.
+churn_variant() {
+	local n=$1 ns=$2 kernel=$3 name=$4 round=$5 rate i
+	shift 5
+	local t0=$EPOCHREALTIME
+	kernel=$(bench_count_routes "$ns") # earlier windows' probes are still there
+	if ! daemon_start "$ns" "$@" || ! wait_routes "$ns" "$kernel"; then
+		emit "| $name | $round | $n | rtsnapd not ready | | | | | | | | | | | | |"
+		daemon_stop
+		return
+	fi
+	bench_log "churn $name round $round N=$n: rtsnapd ($*) serves $kernel routes" \
+		"$(bench_elapsed "$t0")s after start, VmHWM $(vm_kb "$DAEMON_PID" VmHWM) kB"
+	# at rest means after the start-up's own work: the first idle second gives the
+	# start-up's memory back (malloc_trim, system time)
+	sleep 2
+	for rate in $RATES; do
+		local cpid='' cout=$BENCH_TMP/churn.out pout=$BENCH_TMP/probe.out
+		: >"$cout"
+		if [ "$rate" != idle ] && [ "$rate" -gt 0 ]; then
+			# not bench_bg: a background command in a function would get
+			# /dev/null as stdin instead of the function's redirection
+			ip netns exec "$ns" "$NLLOAD" -c "$rate" -T "$T" -s "$((n + rate + round))" \
+				<"$BENCH_TMP/churn-routes.txt" >"$cout" 2>"$BENCH_TMP/churn.err" &
+			cpid=$!
+			BENCH_PIDS+=("$cpid")
+			for ((i = 0; i < 1200; i++)); do # reading 1M lines takes ~1 s
+				grep -q '^churn ready' "$cout" && break
+				kill -0 "$cpid" 2>/dev/null || break
+				sleep 0.05
+			done
+		fi
+		echo 5 >"/proc/$DAEMON_PID/clear_refs" # VmHWM := VmRSS
+		local st0 tk0 tw0 st1 tk1 tw
+		st0=$(counters "$(status "$ns")")
+		local bs0 bs1
+		bs0=$(build_sum "$ns")
+		tk0=$(cpu_ticks "$DAEMON_PID")
+		tw0=$EPOCHREALTIME
+		if [ "$rate" = idle ]; then
+			: >"$pout"
+			sleep "$T"
+		else
+			ip netns exec "$ns" "$NLLOAD" -p "$PORT" -T "$T" -k $((w * 100000)) \
+				-w "$PROBE_POLL_MS" -x "$PROBE_TIMEOUT" >"$pout" 2>/dev/null
+		fi
+		if [ -n "$cpid" ]; then
+			for ((i = 0; i < 600; i++)); do
+				kill -0 "$cpid" 2>/dev/null || break
+				sleep 0.1
+			done
+			bench_stop "$cpid"
+		fi
+		tk1=$(cpu_ticks "$DAEMON_PID")
+		tw=$(bench_elapsed "$tw0")
+		st1=$(counters "$(status "$ns")")
+		bs1=$(build_sum "$ns")
+		local rss hwm p50 p99 max seen to ach
+		rss=$(vm_kb "$DAEMON_PID" VmRSS)
+		hwm=$(vm_kb "$DAEMON_PID" VmHWM)
+		read -r p50 p99 max seen to < <(percentiles "$pout")
+		[ "$to" = 0 ] || max="not seen in ${PROBE_TIMEOUT} ms ($to of $((seen + to)))"
+		ach=0
+		[ "$rate" = 0 ] || [ "$rate" = idle ] || ach=$(awk '$1 == "churn" && $2 == "changes" { printf "%.0f", $9 }' "$cout")
+		[ -n "$ach" ] || ach="failed ($(head -c 200 "$BENCH_TMP/churn.err"))"
+		local d
+		d=$(awk -v a="$st0" -v b="$st1" 'BEGIN {
+			split(a, x, "\t"); split(b, y, "\t")
+			printf "%d %d %d %d", y[2] - x[2], y[3] - x[3], y[4] - x[4], y[5] - x[5] }')
+		local dfull dtarg dpub dover
+		read -r dfull dtarg dpub dover <<<"$d"
+		[ "$rate" != idle ] || rate="0, no probe"
+		emit "| $name | $round | $n | $rate | $ach | $((seen + to)) | $p50 | $p99 | $max" \
+			"| $(pct "$((${tk1% *} - ${tk0% *}))" "$tw") | $(pct "$((${tk1#* } - ${tk0#* }))" "$tw")" \
+			"| $dfull | $dtarg | $dpub | $(awk -v a="$bs0" -v b="$bs1" 'BEGIN {
+				split(a, x, " "); split(b, y, " "); n = y[2] - x[2]
+				if (n > 0) printf "%.2f", 1000 * (y[1] - x[1]) / n; else printf "n/a" }')" \
+			"| $(per_route "$rss" "$n") | $(per_route "$hwm" "$n") |"
+		bench_log "churn $name round $round N=$n R=$rate: window ${tw}s, $(grep -c '^probe' "$pout") probes," \
+			"overruns +$dover, $(tail -1 "$cout"), VmRSS $rss kB VmHWM $hwm kB"
+		w=$((w + 1))
+		sleep 1 # let the daemon go quiet before the next window
+	done
+	daemon_stop
 }
 
 # ---------------------------------------------------------------- part 2: seed 000

@@ -151,7 +151,7 @@ int main(void)
 	return sink == 42;
 }
 EOF
-objs=$(ls "$BENCH_ROOT"/build/obj/*.o | grep -v '/main\.o$')
+objs=$(ls -r "$BENCH_ROOT"/build/lib/librtsnap-*.a)
 # shellcheck disable=SC2046,SC2086
 ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$BENCH_ROOT/include" \
 	$(pkg-config --cflags libnl-3.0 libmicrohttpd jansson liburcu-bp zlib) \

@@ -34,7 +34,8 @@
  *     probe: every INTERVAL_MS (500) adds a fresh route 2001:db8:a000::/36 + k
  *     (a /64, dev DEV, default d0, table main) and polls
  *     http://[::1]:PORT/routes/lookup?addr=<prefix>::1 on one keep-alive
- *     connection every POLL_MS (2) until the answer is that route, at most
+ *     connection every POLL_MS (2; fractions allowed, at least 0.1) until the answer is
+ *     that route, at most
  *     TIMEOUT_MS (10000). Prints on stdout one line per probe,
  *       "probe K PREFIX MS" or "probe K PREFIX timeout",
  *     MS counted from the kernel's ack of the RTM_NEWROUTE.
@@ -474,7 +475,7 @@ static int http_get(int *fd, unsigned port, const char *path, char *buf, size_t 
 	return -1;
 }
 
-static int probe(unsigned port, double seconds, unsigned interval_ms, unsigned poll_ms,
+static int probe(unsigned port, double seconds, unsigned interval_ms, double poll_ms,
 		 unsigned timeout_ms, unsigned long first, const char *dev)
 {
 	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
@@ -721,7 +722,8 @@ static int events(unsigned nclients, unsigned port, double seconds, unsigned int
 int main(int argc, char **argv)
 {
 	unsigned flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
-	unsigned batch = MAXREQ, port = 0, interval_ms = 500, poll_ms = 2, timeout_ms = 10000;
+	unsigned batch = MAXREQ, port = 0, interval_ms = 500, timeout_ms = 10000;
+	double poll_ms = 2;
 	double rate = 0, seconds = 0;
 	unsigned long first = 0;
 	const char *dev = "d0";
@@ -748,7 +750,7 @@ int main(int argc, char **argv)
 		else if (opt == 'i')
 			interval_ms = (unsigned)atoi(optarg);
 		else if (opt == 'w')
-			poll_ms = (unsigned)atoi(optarg);
+			poll_ms = atof(optarg);
 		else if (opt == 'x')
 			timeout_ms = (unsigned)atoi(optarg);
 		else if (opt == 'k')
@@ -774,8 +776,8 @@ int main(int argc, char **argv)
 		batch = MAXREQ;
 	if (interval_ms < 1 && !ev_mode)
 		interval_ms = 1;
-	if (poll_ms < 1)
-		poll_ms = 1;
+	if (poll_ms < 0.1)
+		poll_ms = 0.1;
 
 	if (open_socket() < 0)
 		return 2;

@@ -6,6 +6,7 @@
  * a flag set by a handler is always seen before the next wait.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <grp.h>
 #include <malloc.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "rtsnap/http.h"
 #include "rtsnap/http_events.h"
 #include "rtsnap/log.h"
+#include "rtsnap/once.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
 #include "rtsnap/render_metrics.h"
@@ -45,8 +48,7 @@ static void on_quit(int sig)
 static void on_hup(int sig)
 {
 	(void)sig;
-	s_reload = 1;
-	collector_request_resync();
+	s_reload = 1; /* the main loop asks the collector for a resync */
 }
 
 /* SIGHUP: re-read --web-config-file; a file that does not load keeps the settings in force. */
@@ -56,16 +58,22 @@ static void reload_web(const char *path)
 	struct webconfig *wc = NULL;
 	int ret = webconfig_load(path, &wc, err, sizeof(err));
 
+	struct fault *fault = stats_fault(NULL, FAULT_WEB_CONFIG);
+
 	if (ret) {
 		log_err("SIGHUP: keeping the previous web configuration: %s", err);
+		fault_set(fault, ret < 0 ? ret : 0, "%s", err);
 		return;
 	}
 	ret = http_reload(wc);
-	if (ret)
+	if (ret) {
 		log_err("SIGHUP: keeping the previous web configuration: cannot serve with %s: %s",
 			path, strerror(-ret));
-	else
+		fault_set(fault, ret, "cannot serve with %s", path);
+	} else {
 		log_info("SIGHUP: web configuration %s in force for new connections", path);
+		fault_clear(fault);
+	}
 }
 
 static void usage(FILE *f)
@@ -75,15 +83,24 @@ static void usage(FILE *f)
 	       "  -l, --listen ADDR       listen on HOST:PORT, [V6ADDR]:PORT or unix:/path\n"
 	       "                          (repeatable; default [::1]:9816)\n"
 	       "  -i, --interval SECONDS  full resync period (default 300; 0 = never)\n"
-	       "      --debounce-ms MS    publish MS after a change (default 10)\n"
+	       "      --debounce-ms MS    under sustained churn, batch changes for at most MS\n"
+	       "                          (default 30; a change after a quiet spell goes at once)\n"
 	       "      --ra-refresh SECONDS  re-read routes learned from router advertisements\n"
 	       "                          this often, since an RA refreshes them silently\n"
 	       "                          (default 30; 0 = only when an RA announces itself)\n"
 	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
 	       "                          that following a burst never slows the kernel's writers\n"
 	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+	       "      --proc-file4 PATH   the same for /proc/net/route (with --family all)\n"
+	       "      --family inet6|inet|all  the address families to follow (default inet6);\n"
+	       "                          all also follows IPv4, served at /route and with\n"
+	       "                          family=inet on /routes, /events and /changes (the\n"
+	       "                          daemon needs IPv6: inet alone goes with --once)\n"
 	       "      --once              print one snapshot to stdout and exit\n"
-	       "      --format proc|json  format for --once (default proc)\n"
+	       "      --format proc|json|proc4|json4  format for --once (default proc):\n"
+	       "                          proc and json print the --family chosen (IPv6 by\n"
+	       "                          default); proc4 and json4 are /proc/net/route and\n"
+	       "                          ip -j -4 route show table all\n"
 	       "      --threads N         HTTP worker threads per listener (default: CPUs)\n"
 	       "      --http-timeout S    close a connection idle for S seconds (default 30)\n"
 	       "      --unix-mode MODE    mode of unix:/path sockets (octal, default 0660)\n"
@@ -105,7 +122,11 @@ static void usage(FILE *f)
 	       "      --history N         changes kept for /events and /changes: the last N\n"
 	       "                          publications (default 4096, at least 16) ...\n"
 	       "      --history-bytes SIZE  ... and at most SIZE bytes of them (k, M, G;\n"
-	       "                          default 64M, at least 1M)\n"
+	       "                          at least 1M; default: a sixteenth of the snapshot's\n"
+	       "                          memory, at least 1M and at most 64M)\n"
+	       "      --max-streams N     /events streams per listener at once; a new one beyond\n"
+	       "                          evicts the oldest (default: a quarter of\n"
+	       "                          --max-connections, so short requests keep the rest)\n"
 	       "      --stream-queue SIZE an /events stream further behind the newest event is\n"
 	       "                          told to resync and dropped (default 16M)\n"
 	       "      --stream-heartbeat S  a comment on an idle /events stream every S seconds\n"
@@ -119,32 +140,65 @@ static void usage(FILE *f)
 	       "  -V, --version           print the version\n");
 }
 
-static int run_once(const char *format)
+/*
+ * The IPv4 instance (--family all): its collector, chain, change history and counters, beside
+ * the IPv6 one's. Main thread.
+ */
+struct inst4 {
+	struct snapshot_chain *chain;
+	struct events_history *history;
+	struct collector_stats *stats;
+	struct collector *coll;
+};
+
+/* Stop i's collector and free what it has (a zeroed or half-started one is fine). */
+static void inst4_stop(struct inst4 *i)
 {
-	struct snapshot *s = NULL;
-	int ret = collector_collect_once(&s);
+	collector_stop(i->coll);
+	snapshot_chain_free(i->chain);
+	events_free(i->history);
+	free(i->stats);
+	memset(i, 0, sizeof(*i));
+}
 
-	if (ret) {
-		log_err("cannot read the routing tables: %s", strerror(-ret));
-		return 1;
-	}
-	if (strcmp(format, "proc") == 0) {
-		ret = render_proc_write(s, STDOUT_FILENO);
-	} else {
-		struct render_seg *segs = NULL;
-		struct strbuf dyn = { 0 };
-		int n = render_json_all(s, snapshot_now_ms(), &segs, &dyn);
+/* Start the IPv4 instance with the IPv6 one's options o and history options eo. 0 or a
+ * negative errno (then nothing of it is left). */
+static int inst4_start(struct inst4 *i, const struct collector_opts *o,
+		       const struct events_opts *eo)
+{
+	struct collector_opts o4 = *o;
+	int ret;
 
-		ret = render_write_segs(STDOUT_FILENO, segs, n);
-		free(segs);
-		strbuf_free(&dyn);
+	i->stats = calloc(1, sizeof(*i->stats));
+	ret = i->stats ? snapshot_chain_new(&i->chain) : -ENOMEM;
+	if (!ret)
+		ret = events_new(eo, &i->history);
+	if (!ret) {
+		o4.family = AF_INET;
+		o4.chain = i->chain;
+		o4.history = i->history;
+		o4.stats = i->stats;
+		ret = collector_start(&o4, &i->coll);
 	}
-	snapshot_free(s);
-	if (ret) {
-		log_err("cannot write the output: %s", strerror(-ret));
-		return 1;
+	if (ret)
+		inst4_stop(i);
+	return ret;
+}
+
+/* --once: proc4 and json4 name IPv4; otherwise the --family given, IPv6 by default. */
+static int run_once(const char *format, unsigned int families)
+{
+	int json = strcmp(format, "json") == 0 || strcmp(format, "json4") == 0;
+
+	if (!strcmp(format, "proc4") || !strcmp(format, "json4")) {
+		if (families && families != ONCE_INET) {
+			fprintf(stderr, "rtsnapd: --format %s prints IPv4 only: --family inet\n",
+				format);
+			return 2;
+		}
+		families = ONCE_INET;
 	}
-	return 0;
+	return once_write(STDOUT_FILENO, families ? families : ONCE_INET6, json) ? 1 : 0;
 }
 
 /* --max-pinned-bytes: "0", "Nx" (factor of the current snapshot), or bytes with k/M/G. */
@@ -260,14 +314,19 @@ int main(int argc, char **argv)
 		OPT_HISTORY,
 		OPT_HISTORY_BYTES,
 		OPT_STREAM_QUEUE,
+		OPT_MAX_STREAMS,
 		OPT_STREAM_HEARTBEAT,
+		OPT_FAMILY,
+		OPT_PROC_FILE4,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "proc-file", required_argument, NULL, OPT_PROC_FILE },
+		{ "proc-file4", required_argument, NULL, OPT_PROC_FILE4 },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "family", required_argument, NULL, OPT_FAMILY },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
 		{ "ra-refresh", required_argument, NULL, OPT_RA_REFRESH },
@@ -284,6 +343,7 @@ int main(int argc, char **argv)
 		{ "history", required_argument, NULL, OPT_HISTORY },
 		{ "history-bytes", required_argument, NULL, OPT_HISTORY_BYTES },
 		{ "stream-queue", required_argument, NULL, OPT_STREAM_QUEUE },
+		{ "max-streams", required_argument, NULL, OPT_MAX_STREAMS },
 		{ "stream-heartbeat", required_argument, NULL, OPT_STREAM_HEARTBEAT },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
@@ -293,19 +353,27 @@ int main(int argc, char **argv)
 	};
 	const char *listen[MAX_LISTEN];
 	unsigned int nlisten = 0, threads = 0, http_timeout = 30, max_conn = 0, max_pending = 0;
-	unsigned int header_timeout = 0; /* default: 10, or --http-timeout if shorter */
+	unsigned int header_timeout = 0;     /* default: 10, or --http-timeout if shorter */
+	unsigned int max_streams = UINT_MAX; /* default: a quarter of --max-connections */
 	unsigned int unix_mode = 0660, unix_gid = (unsigned int)-1;
 	unsigned long long max_pinned = 0;
 	unsigned int pinned_factor = HTTP_PIN_FACTOR;
+	struct snapshot_chain *chain = NULL;
+	struct collector *coll = NULL;
+	struct events_history *history = NULL;
+	struct collector_stats *cstats = NULL; /* allocated once the options are read */
+	struct inst4 v4 = { 0 };	       /* --family all: the IPv4 instance */
 	struct collector_opts copts = {
-		.interval_s = 300, .debounce_ms = 10, .nice = 10, .ra_refresh_s = 30
+		.interval_s = 300, .debounce_ms = 30, .nice = 10, .ra_refresh_s = 30
 	};
-	const char *format = NULL, *proc_file = NULL, *web_config = NULL;
+	const char *format = NULL, *proc_file = NULL, *proc_file4 = NULL, *web_config = NULL;
 	struct webconfig *web = NULL;
 	struct events_opts eopts = { .generations = EVENTS_HISTORY_DEFAULT,
-				     .bytes = EVENTS_HISTORY_BYTES_DEFAULT };
+				     .bytes = EVENTS_HISTORY_BYTES_DEFAULT,
+				     .table_share = EVENTS_HISTORY_SHARE };
 	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
 					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
+	unsigned int families = 0; /* --family; 0: not given */
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
 	sigset_t block, orig;
@@ -424,10 +492,17 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_HISTORY_BYTES:
+			eopts.table_share = 0; /* the operator's bound, whatever the table */
 			if (parse_size(optarg, &eopts.bytes) ||
 			    eopts.bytes < EVENTS_HISTORY_BYTES_MIN) {
 				fprintf(stderr, "rtsnapd: bad --history-bytes '%s' (at least 1M)\n",
 					optarg);
+				return 2;
+			}
+			break;
+		case OPT_MAX_STREAMS:
+			if (parse_uint(optarg, 1000000, &max_streams)) {
+				fprintf(stderr, "rtsnapd: bad --max-streams '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -461,6 +536,9 @@ int main(int argc, char **argv)
 		case OPT_PROC_FILE:
 			proc_file = optarg;
 			break;
+		case OPT_PROC_FILE4:
+			proc_file4 = optarg;
+			break;
 		case OPT_WEB_CONFIG:
 			web_config = optarg;
 			break;
@@ -468,11 +546,19 @@ int main(int argc, char **argv)
 			once = 1;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "proc") && strcmp(optarg, "json")) {
-				fprintf(stderr, "rtsnapd: --format must be proc or json\n");
+			if (strcmp(optarg, "proc") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "proc4") && strcmp(optarg, "json4")) {
+				fprintf(stderr,
+					"rtsnapd: --format must be proc, json, proc4 or json4\n");
 				return 2;
 			}
 			format = optarg;
+			break;
+		case OPT_FAMILY:
+			if (once_family_parse(optarg, &families)) {
+				fprintf(stderr, "rtsnapd: --family must be inet6, inet or all\n");
+				return 2;
+			}
 			break;
 		case OPT_LOG_LEVEL:
 			lvl = log_parse_level(optarg);
@@ -502,7 +588,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (once)
-		return run_once(format ? format : "proc");
+		return run_once(format ? format : "proc", families);
+	if (proc_file4 && !(families & ONCE_INET)) {
+		fprintf(stderr, "rtsnapd: --proc-file4 goes with --family all\n");
+		return 2;
+	}
+	if (families == ONCE_INET) {
+		fprintf(stderr, "rtsnapd: the daemon follows IPv4 beside IPv6 (--family all); "
+				"--family inet alone goes with --once\n");
+		return 2;
+	}
 	if (!nlisten)
 		listen[nlisten++] = "[::1]:9816";
 	if (web_config) {
@@ -559,31 +654,63 @@ int main(int argc, char **argv)
 	if (!mallopt(M_ARENA_MAX, 1))
 		log_warn("mallopt(M_ARENA_MAX) failed");
 	fd_budget(nlisten, &max_conn, &max_pending);
+	/* streams are held for hours: most slots stay for short requests */
+	sopts.max_streams = max_streams != UINT_MAX ? max_streams : max_conn / 4;
 	if (!header_timeout)
 		header_timeout = http_timeout < 10 ? http_timeout : 10;
 	/* an event holds one publication's change: at most what a stream may lag behind */
 	eopts.max_event =
 	    eopts.bytes / 4 < sopts.queue_bytes / 2 ? eopts.bytes / 4 : sopts.queue_bytes / 2;
-	events_configure(&eopts);
-	ret = collector_start(&copts);
+	cstats = calloc(1, sizeof(*cstats));
+	ret = cstats ? snapshot_chain_new(&chain) : -ENOMEM;
+	if (!ret)
+		ret = events_new(&eopts, &history);
+	if (ret) {
+		log_err("cannot start: %s", strerror(-ret));
+		webconfig_free(web);
+		snapshot_chain_free(chain);
+		free(cstats);
+		return 1;
+	}
+	copts.chain = chain;
+	copts.history = history;
+	copts.stats = cstats;
+	sopts.history = history;
+	ret = collector_start(&copts, &coll);
 	if (ret)
 		log_err("cannot take the first snapshot: %s", strerror(-ret));
+	if (!ret && (families & ONCE_INET)) {
+		ret = inst4_start(&v4, &copts, &eopts);
+		if (ret)
+			log_err("cannot take the first IPv4 snapshot: %s", strerror(-ret));
+	}
 	if (!ret) {
+		sopts.history4 = v4.history; /* NULL without --family all */
 		ret = http_events_start(&sopts);
 		if (ret)
 			log_err("cannot start the change stream: %s", strerror(-ret));
 	}
 	if (!ret && proc_file) {
-		ret = procfile_start(proc_file);
+		ret = procfile_start("--proc-file", proc_file, chain, cstats);
 		if (ret)
 			log_err("cannot start the --proc-file writer: %s", strerror(-ret));
 	}
+	if (!ret && proc_file4) {
+		ret = procfile_start("--proc-file4", proc_file4, v4.chain, v4.stats);
+		if (ret)
+			log_err("cannot start the --proc-file4 writer: %s", strerror(-ret));
+	}
 	if (ret) {
 		webconfig_free(web);
-		collector_stop();
+		collector_stop(coll);
+		collector_stop(v4.coll); /* no more publications to write */
+		v4.coll = NULL;
+		procfile_stop(); /* one may have started; before the chains go */
 		http_events_stop();
-		snapshot_shutdown();
-		events_shutdown();
+		inst4_stop(&v4); /* after the streams that read its history */
+		snapshot_chain_free(chain);
+		free(cstats);
+		events_free(history);
 		return 1;
 	}
 	{
@@ -599,15 +726,28 @@ int main(int argc, char **argv)
 					   .max_pinned_bytes = max_pinned,
 					   .max_pinned_factor = pinned_factor,
 					   .web = web };
+		struct http_instance inst[2] = {
+			{ .family = AF_INET6, .chain = chain, .history = history, .stats = cstats },
+			{ .family = AF_INET,
+			  .chain = v4.chain,
+			  .history = v4.history,
+			  .stats = v4.stats },
+		};
 
+		hopts.inst = inst;
+		hopts.ninst = v4.chain ? 2 : 1;
 		ret = http_start(&hopts);
 	}
 	if (ret) {
-		collector_stop();
+		collector_stop(coll);
+		collector_stop(v4.coll); /* no more publications to write */
+		v4.coll = NULL;
+		procfile_stop(); /* before the chains go */
 		http_events_stop();
-		procfile_stop();
-		snapshot_shutdown();
-		events_shutdown();
+		inst4_stop(&v4); /* after the streams that read its history */
+		snapshot_chain_free(chain);
+		free(cstats);
+		events_free(history);
 		return 1;
 	}
 	log_info("rtsnapd %s running", RTSNAP_VERSION);
@@ -618,6 +758,8 @@ int main(int argc, char **argv)
 
 		if (s_reload) {
 			s_reload = 0;
+			collector_request_resync(coll);
+			collector_request_resync(v4.coll);
 			if (web_config)
 				reload_web(web_config);
 		}
@@ -627,10 +769,14 @@ int main(int argc, char **argv)
 	}
 	log_info("stopping");
 	http_stop();
-	collector_stop();
+	collector_stop(coll);
+	collector_stop(v4.coll);
+	v4.coll = NULL;
+	procfile_stop();    /* after the collectors, which wake it; before the chains go */
 	http_events_stop(); /* after the collector: it wakes the fan-out thread */
-	procfile_stop();
-	snapshot_shutdown();
-	events_shutdown();
+	inst4_stop(&v4);    /* after the streams that read its history */
+	snapshot_chain_free(chain);
+	free(cstats);
+	events_free(history);
 	return 0;
 }

@@ -9,36 +9,39 @@
 
 struct collector_opts {
 	unsigned int interval_s;  /* full resync period; 0 = only on start, signal and changes */
-	unsigned int debounce_ms; /* at least this long between two publications */
+	unsigned int debounce_ms; /* under sustained churn, changes wait at most this long */
 	int nice; /* nice value of the collector thread (its own, not the HTTP threads') */
 	/* re-read the routes of devices with routes learned from RAs this often (an RA without
 	 * a prefix or user option refreshes them without any message); 0 = never */
 	unsigned int ra_refresh_s;
+	/* AF_INET: follow IPv4 (mirror4.h: its own sockets, mirror and rules); else IPv6 */
+	int family;
+	struct snapshot_chain *chain;	/* where it publishes (snapshot.h); the caller's */
+	struct events_history *history; /* where it records each change (events.h); the caller's */
+	struct collector_stats *stats;	/* its counters (stats.h), zeroed; the caller's */
 };
 
+struct collector;
+
 /*
- * Main thread. Take the first snapshot synchronously (so the daemon never serves nothing),
- * publish it, then start the collector thread. Returns 0 or a negative errno (the daemon
- * should not start).
+ * Main thread. Start a collector: take the first snapshot synchronously (so the daemon never
+ * serves nothing), publish it on o->chain, then start the collector's thread. *out set only
+ * on success; 0 or a negative errno (the daemon should not start).
  */
-int collector_start(const struct collector_opts *o) __attribute__((warn_unused_result));
+int collector_start(const struct collector_opts *o, struct collector **out)
+    __attribute__((warn_unused_result));
 
-/* Async-signal-safe: ask for a full resync (SIGHUP). */
-void collector_request_resync(void);
+/* Any thread (not a signal handler): ask c for a full resync (SIGHUP). NULL is fine. */
+void collector_request_resync(struct collector *c);
 
-/* Main thread: stop and join the collector thread. Safe to call if never started. */
-void collector_stop(void);
+/* Main thread: stop and join c's thread, free c. NULL is fine. */
+void collector_stop(struct collector *c);
 
 /*
  * Any thread not holding an RCU read lock; no thread needed. One complete dump of the
- * namespace this process runs in, sealed but not published. *out set only on success.
+ * namespace this process runs in, sealed but not published (made for a chain of its own that
+ * goes with it). *out set only on success.
  */
 int collector_collect_once(struct snapshot **out) __attribute__((warn_unused_result));
-
-/* Any thread: true while the current snapshot is fresh (last collection succeeded recently). */
-int collector_is_fresh(void);
-
-/* The configured interval (for /status and staleness). */
-unsigned int collector_interval(void);
 
 #endif

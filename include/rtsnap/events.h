@@ -40,26 +40,39 @@
 #define EVENTS_HISTORY_BYTES_DEFAULT (64u << 20) /* bytes */
 #define EVENTS_HISTORY_BYTES_MIN (1u << 20)
 
+#define EVENTS_HISTORY_SHARE 16 /* by default the history holds at most 1/16 of a snapshot */
+
 struct events_opts {
 	unsigned int generations; /* changes kept */
 	size_t bytes;		  /* and at most this many bytes of them (the newest always) */
-	size_t max_event;	  /* a larger diff is recorded as a resync (0: bytes / 4) */
+	/* and, when not 0, at most the memory of the snapshot's segments divided by this (but
+	 * not under EVENTS_HISTORY_BYTES_MIN): the history stays in proportion to the table */
+	unsigned int table_share;
+	size_t max_event; /* a larger diff is recorded as a resync (0: bytes / 4) */
 };
 
-/* Main thread, before the collector starts. Without it events_record() does nothing. */
-void events_configure(const struct events_opts *o);
-/* Main thread, after the collector and the HTTP workers stopped: free the history. */
-void events_shutdown(void);
+/* One instance's change history (events.c); the instance's collector records into it. */
+struct events_history;
+
+/* Main thread, before the collector starts. A history as o says; one that could not get its
+ * ring is disabled (logged; events_record() does nothing). *out set only on success (0 or
+ * -ENOMEM). */
+int events_new(const struct events_opts *o, struct events_history **out)
+    __attribute__((warn_unused_result));
+/* Main thread, after the collector and the HTTP workers stopped: free the history (NULL is
+ * fine). */
+void events_free(struct events_history *eh);
 
 /*
  * Collector thread, right after snapshot_publish(s). prev is the snapshot that was current
  * before (taken with snapshot_acquire() before publishing; NULL for the first one). Records
  * the change from prev to s, then calls the notify function. Work proportional to the change.
  */
-void events_record(const struct snapshot *prev, const struct snapshot *s);
+void events_record(struct events_history *eh, const struct snapshot *prev,
+		   const struct snapshot *s);
 /* Main thread, before the collector starts: fn runs on the collector thread after each
  * change is recorded (it must only wake someone up). */
-void events_set_notify(void (*fn)(void));
+void events_set_notify(struct events_history *eh, void (*fn)(void));
 
 enum events_kind {
 	EVENTS_DIFF,
@@ -105,7 +118,7 @@ struct events_change {
  * -EAGAIN when it is not recorded yet; -ERANGE when the history no longer reaches back to
  * after (after < the oldest generation a change follows).
  */
-int events_next(uint64_t after, struct events_change **out);
+int events_next(struct events_history *eh, uint64_t after, struct events_change **out);
 void events_put(struct events_change *c);
 
 /* What the history holds now: changes base + 1 .. head, cum_head bytes of events so far. */
@@ -117,10 +130,10 @@ struct events_window {
 	unsigned int count;
 	int enabled;
 };
-void events_window(struct events_window *w);
+void events_window(struct events_history *eh, struct events_window *w);
 /* Any thread. The cum of the change of generation gen (0 if before the first, the oldest
  * one's if evicted). */
-uint64_t events_cum_at(uint64_t gen);
+uint64_t events_cum_at(struct events_history *eh, uint64_t gen);
 
 /* Any thread. Append c's event as a stream with filter q (NULL: every route) sees it:
  * routes that do not match are left out. */
@@ -135,15 +148,15 @@ void events_render_resync(uint64_t gen, const char *reason, struct strbuf *sb);
  * generation; -ERANGE when the history does not reach back to since (or since is newer
  * than the newest); -ENOMEM.
  */
-int events_changes(uint64_t since, const struct query *q, struct strbuf *sb, uint64_t *gen)
-    __attribute__((warn_unused_result));
+int events_changes(struct events_history *eh, uint64_t since, const struct query *q,
+		   struct strbuf *sb, uint64_t *gen) __attribute__((warn_unused_result));
 
 /* Any thread: counters for /metrics. */
 struct events_stats {
 	uint64_t recorded, resyncs, routes_added, routes_removed;
 	double diff_seconds;
 };
-void events_stats(struct events_stats *st);
+void events_stats(struct events_history *eh, struct events_stats *st);
 
 /* ISO 8601 UTC with milliseconds, as /status prints taken_at. */
 void events_iso8601(const struct timespec *ts, char *buf, size_t len);

@@ -8,6 +8,15 @@
 
 #define HTTP_PIN_FACTOR 2 /* --max-pinned-bytes default: 2x the current snapshot */
 struct webconfig;
+struct events_history;
+
+/* What an instance (one family's collector) publishes, as HTTP reads it; the caller's. */
+struct http_instance {
+	int family;			/* AF_INET6 or AF_INET */
+	struct snapshot_chain *chain;	/* its snapshots (snapshot.h) */
+	struct events_history *history; /* its changes (events.h) */
+	struct collector_stats *stats;	/* its counters (stats.h) */
+};
 
 struct http_opts {
 	const char *const *listen; /* "HOST:PORT", "[V6]:PORT", "unix:/path" */
@@ -27,6 +36,11 @@ struct http_opts {
 	unsigned int max_pinned_factor;
 	struct webconfig *web; /* --web-config-file (TLS, basic auth) or NULL; owned by
 					  http from http_start() on, freed on failure too */
+	/* the instances it serves, one per family followed: the IPv6 one (required) serves
+	 * every path but /route and /proc/net/route, which the IPv4 one serves (404 without
+	 * it); /routes?family= reads either or both */
+	const struct http_instance *inst;
+	unsigned int ninst;
 };
 
 /* Main thread. Bind every listener and start serving. 0 or a negative errno (nothing left

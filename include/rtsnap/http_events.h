@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * http_events.h - the /events streams (Server-Sent Events) and their fan-out thread; the
- * endpoints themselves are in http_internal.h.
+ * endpoints themselves are in http_endpoints.h.
  *
  * A stream is a libmicrohttpd response read by a callback: it hands out the history's
  * events (events.h) from its position on, and suspends its connection when it has caught
@@ -21,9 +21,15 @@
 #define HTTP_EVENTS_QUEUE_DEFAULT (16u << 20) /* bytes a stream may lag behind */
 #define HTTP_EVENTS_HEARTBEAT_DEFAULT 15      /* seconds */
 
+#define HTTP_EVENTS_MAX_LISTEN 8 /* listeners whose streams are counted apart */
+
 struct http_events_opts {
-	size_t queue_bytes;	  /* a stream further behind the newest event is dropped */
-	unsigned int heartbeat_s; /* a comment after this long without anything to send */
+	size_t queue_bytes;		/* a stream further behind the newest event is dropped */
+	unsigned int heartbeat_s;	/* a comment after this long without anything to send */
+	struct events_history *history; /* what the streams and /changes read; the caller's */
+	/* the IPv4 instance's (--family all), read with family=inet; NULL: not followed */
+	struct events_history *history4;
+	unsigned int max_streams; /* per listener: a new one beyond evicts the oldest; 0: none */
 };
 
 /* Main thread, before http_start(). Starts the fan-out thread. 0 or a negative errno. */

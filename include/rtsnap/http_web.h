@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "rtsnap/http_internal.h"
+#include "rtsnap/http_endpoints.h"
 
 /* One file of web/, as generated: the plain bytes and the same bytes gzip -9n'd. */
 struct web_asset {
@@ -42,9 +42,5 @@ int http_web_path(const char *url);
 /* HTTP worker thread. Serve url: the asset (gzip when accepted, 304 on a matching
  * If-None-Match) or /web/about.json. Drops rq->snap: assets do not depend on it. */
 enum MHD_Result http_ep_web(struct http_req *rq);
-
-/* Any thread. Does an Accept-Encoding value accept gzip ("gzip", "x-gzip" or "*" with
- * q > 0)? Exposed for tests. */
-int http_web_accepts_gzip(const char *ae);
 
 #endif

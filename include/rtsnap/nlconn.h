@@ -15,6 +15,7 @@
 #include <linux/netlink.h>
 
 struct nl_sock;
+struct collector_stats;
 
 struct nlconn {
 	struct nl_sock *sk;
@@ -24,16 +25,26 @@ struct nlconn {
 	char *buf; /* the last datagram received */
 	size_t bufsz;
 	size_t rcvbuf; /* the socket's receive buffer as the kernel sized it (SO_RCVBUF) */
+	struct collector_stats *st; /* where its errors are counted (stats.h), or NULL */
+	/* dumps: after a datagram the kernel took longer than NLCONN_PACE_US to produce, pause
+	 * as long again (set by whoever opened it: see nlconn_dump()) */
+	int pace;
 };
+
+#define NLCONN_PACE_US 1000
 
 enum nlconn_mode {
-	NLCONN_DUMP,   /* requests and their replies */
-	NLCONN_NOTIFY, /* route, link, nexthop, rule, prefix and address events; non-blocking */
-	NLCONN_STRICT, /* dumps with NETLINK_GET_STRICT_CHK: the kernel honours dump filters */
+	NLCONN_DUMP,	/* requests and their replies */
+	NLCONN_NOTIFY,	/* route, link, nexthop, rule, prefix and address events; non-blocking */
+	NLCONN_STRICT,	/* dumps with NETLINK_GET_STRICT_CHK: the kernel honours dump filters */
+	NLCONN_NOTIFY4, /* IPv4 route, address and rule events, link and nexthop events;
+			 * non-blocking */
 };
 
-/* Open c in mode. 0 or a negative errno; on error c is closed. */
-int nlconn_open(struct nlconn *c, enum nlconn_mode mode) __attribute__((warn_unused_result));
+/* Open c in mode, counting its errors in st (NULL: nowhere). 0 or a negative errno; on error
+ * c is closed. */
+int nlconn_open(struct nlconn *c, enum nlconn_mode mode, struct collector_stats *st)
+    __attribute__((warn_unused_result));
 /* Close c (a closed or zeroed one is fine). */
 void nlconn_close(struct nlconn *c);
 /* Size notification socket c's receive buffer: bytes, or 0 for the size nlconn_open() gives
@@ -51,6 +62,7 @@ ssize_t nlconn_queued(const struct nlconn *c);
 ssize_t nlconn_recv(struct nlconn *c, int flags);
 
 /* Called for every message of a dump; returns 0 to go on, -EBADMSG to count-and-skip it,
+ * -ECANCELED to stop at once (the rest of the dump is left unread: close the connection),
  * another negative errno to abort (the rest of the dump is still read). */
 typedef int (*nlconn_dump_cb)(const struct nlmsghdr *nlh, void *ctx);
 

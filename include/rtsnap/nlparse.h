@@ -48,6 +48,10 @@ int nlparse_route(const struct nlmsghdr *nlh, int64_t now_ms, struct nlparse_rou
 int nlparse_link(const struct nlmsghdr *nlh, struct route_link *out)
     __attribute__((warn_unused_result));
 
+/* The IPv6 address of an RTM_NEWADDR/RTM_DELADDR message (IFA_ADDRESS) into addr. Returns 1,
+ * 0 (another family, or none) or -EBADMSG. */
+int nlparse_addr6(const struct nlmsghdr *nlh, uint8_t addr[16]) __attribute__((warn_unused_result));
+
 /* Parse an RTM_NEWNEXTHOP message into out. Returns 1, 0 (ignored) or -EBADMSG. An object's
  * encapsulation (NHA_ENCAP) is checked but not kept: with nexthop_compat_mode 1 the messages of
  * the routes over it carry it, and with 0 neither ip nor rtsnapd shows it on a route. */

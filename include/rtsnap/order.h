@@ -29,8 +29,13 @@ void order_span(const uint8_t a[16], unsigned int len, int ones, uint64_t *hi, u
 /* The key of a route given by its parts. */
 void order_key_make(const uint8_t dst[16], unsigned int dst_len, const uint8_t src[16],
 		    unsigned int src_len, uint32_t metric, struct order_key *k);
-/* The key of r. */
+/* The key of r: an IPv4 record's (route_is4()) is order4_key_of()'s. */
 void order_key_of(const struct route *r, struct order_key *k);
+/* The key of IPv4 record r: order4_key() (destination, prefix length descending, TOS
+ * descending) in a_hi, the metric in metric, the rest 0, so that order_key_cmp() sorts IPv4
+ * records as the kernel's leaf walk does and two keys are equal exactly when the routes are of
+ * one fib alias group (table aside). */
+void order4_key_of(const struct route *r, struct order_key *k);
 /* <0, 0, >0 as x sorts before, with, after y. */
 int order_key_cmp(const struct order_key *x, const struct order_key *y);
 /* Compare two routes of one table by key (their insertion order is not known here). */

@@ -10,11 +10,18 @@
 #ifndef RTSNAP_PROCFILE_H
 #define RTSNAP_PROCFILE_H
 
-/* Main thread. Start the writer for path (kept, not copied). 0 or a negative errno. */
-int procfile_start(const char *path) __attribute__((warn_unused_result));
-/* Collector thread, after a publication: write the newest snapshot soon. Never blocks. */
+struct snapshot_chain;
+struct collector_stats;
+
+/* Main thread. Start a writer (at most two: one per instance) for path (kept, not copied) of
+ * chain's current snapshot, counting failed writes in st; opt names the option in the log.
+ * 0 or a negative errno. */
+int procfile_start(const char *opt, const char *path, struct snapshot_chain *chain,
+		   struct collector_stats *st) __attribute__((warn_unused_result));
+/* A collector thread, after a publication: every writer writes its chain's newest snapshot
+ * soon (one whose snapshot did not change writes nothing). Never blocks. */
 void procfile_notify(void);
-/* Main thread. Write nothing more; join the thread. Safe if never started. */
+/* Main thread. Write nothing more; join the threads. Safe if none started. */
 void procfile_stop(void);
 
 #endif

@@ -20,6 +20,8 @@
 #include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
 
+struct collector_stats;
+
 #define RENDER_METRICS_CTYPE "text/plain; version=0.0.4; charset=utf-8"
 /* rtsnap_route_info cap when --metrics-routes is given without --metrics-route-limit */
 #define RENDER_METRICS_ROUTE_LIMIT_DEFAULT 10000UL
@@ -48,9 +50,11 @@ const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len);
 /*
  * Any thread (RCU reader holding s). Append the per-scrape families for s at now_ms
  * (CLOCK_MONOTONIC ms): snapshot generation and age, changes of the last publication, seconds
- * to the next expiry, routes past their deadline, collector counters, duration histogram.
+ * to the next expiry, routes past their deadline; and st's: every counter of the table
+ * (stats.h), the duration and latency histograms, freshness. s may be NULL (none yet).
  */
-void render_metrics_scrape(const struct snapshot *s, int64_t now_ms, struct strbuf *sb);
+void render_metrics_scrape(const struct snapshot *s, const struct collector_stats *st,
+			   int64_t now_ms, struct strbuf *sb);
 
 /* Any thread. Append the process_* families the Prometheus client libraries export. */
 void render_metrics_process(struct strbuf *sb);
@@ -68,6 +72,8 @@ void render_metrics_label(struct strbuf *sb, const char *v);
  * pre-compressed bytes, and *dyn replaced by the compressed continuation and trailer. On
  * success *segs (malloc()ed, caller frees; points into s and into *dyn) holds the segments
  * and their number is returned; else a negative errno and *dyn is unchanged or emptied.
+ * When the snapshot's bytes cannot be built (no memory) the body is *dyn alone, plain (one
+ * segment); with gzip that is -ENOMEM, and the caller may ask again without.
  */
 int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
 			struct render_seg **segs) __attribute__((warn_unused_result));

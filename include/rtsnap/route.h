@@ -35,16 +35,33 @@ struct route_encap {
 struct route_nh {
 	uint8_t gw[16];
 	uint32_t ifindex;
-	uint8_t has_gw; /* RTA_GATEWAY / rtnh gateway present */
+	uint8_t has_gw; /* RTA_GATEWAY / rtnh gateway present; ROUTE_GW_VIA6 (route4.h): an IPv6
+			   gateway (RTA_VIA) of an IPv4 route */
 	uint8_t flags; /* RTNH_F_* (rtm_flags low byte for single path, rtnh_flags for multipath) */
 	uint8_t weight; /* rtnh_hops + 1; 1 for single path */
-	uint8_t pad;
+	uint8_t sib; /* ROUTE_SIB_*: a multipath hop's own attributes, as the mirror knows them */
 	/* Its encapsulation, NULL = none. The kernel keeps one per nexthop (fib6_nh); a
 	 * single-path route's message carries it at the top (RTA_ENCAP), a multipath route's in
 	 * each rtnexthop, and it is kept here in both cases, so a hop keeps its own when its
 	 * group grows or shrinks. Points into storage of the record's owner. */
 	const struct route_encap *encap;
 };
+
+/*
+ * route_nh.sib. In the kernel each sibling of a multipath route is a route of its own, with
+ * its own protocol, preference, expiry, metrics and preferred source; a route message (and a
+ * dump) carries the first sibling's for the whole group, and a record keeps those. The mirror
+ * keeps the others where it learned them (siblings.h) and marks the hops:
+ *   ROUTE_SIB_OWN  the hop's own attributes are known (from a message that named it, or from
+ *                  one that added the group whole); the first hop's always are, the record's
+ *   ROUTE_SIB_SET  the hops differ: this hop's proc line takes ROUTE_SIB_EXPIRES and the
+ *                  preference in ROUTE_SIB_PREF instead of the record's (RTF_EXPIRES, RTF_PREF)
+ * Two hops are the same hop whatever these bits say; comparisons with a dump ignore them.
+ */
+#define ROUTE_SIB_OWN 0x80u
+#define ROUTE_SIB_SET 0x40u
+#define ROUTE_SIB_EXPIRES 0x04u
+#define ROUTE_SIB_PREF 0x03u
 
 /* RTAX_* metrics present on a route (route.metrics). */
 #define ROUTE_METRICS_MAX \
@@ -80,7 +97,15 @@ struct route {
 	uint8_t mpath_one;	/* RTA_MULTIPATH with one nexthop (a group of one); kept in .nh */
 	uint8_t expires_capped; /* rta_expires was INT_MAX: the kernel reports that cap (about 248
 				   days) until less is left, so the time left is shown as the cap */
+	uint8_t family; /* AF_INET for an IPv4 record (route4.h says how its fields are used);
+			   0 for IPv6, which every IPv6 path leaves */
+	uint8_t tos;	/* IPv4: rtm_tos (part of the route's key); 0 for IPv6 */
 };
+
+/* A record is held by the million: keep it at 136 bytes (two cache lines and change). */
+#if defined(__LP64__)
+_Static_assert(sizeof(struct route) == 136, "struct route grew");
+#endif
 
 /* A nexthop object (RTM_NEWNEXTHOP), for routes that name one with RTA_NH_ID. */
 struct route_nhobj {
@@ -91,7 +116,7 @@ struct route_nhobj {
 	uint8_t has_gw;
 	uint8_t blackhole; /* NHA_BLACKHOLE: the kernel uses the loopback device */
 	uint8_t is_group;
-	uint8_t pad;
+	uint8_t family; /* nh_family: AF_INET (gw in gw[0..3]), AF_INET6, AF_UNSPEC for groups */
 };
 
 /* An interface as captured at snapshot time (RTM_NEWLINK). */
@@ -99,6 +124,7 @@ struct route_link {
 	uint32_t ifindex;
 	uint32_t flags;	 /* IFF_* */
 	uint32_t master; /* IFLA_MASTER (a VRF, bridge or bond it is enslaved to), 0 = none */
+	uint32_t mtu;	 /* IFLA_MTU, 0 = not sent */
 	char name[16];
 };
 
@@ -116,8 +142,9 @@ static inline const struct route_nh *route_nh(const struct route *r, unsigned in
  */
 static inline int route_ra_shape(const struct route *r)
 {
-	return r->protocol == 9 /* RTPROT_RA */ && !r->nhid && r->nh_count == 1 && r->nh.has_gw &&
-	       r->nh.gw[0] == 0xfe && (r->nh.gw[1] & 0xc0) == 0x80;
+	return r->family != 2 /* AF_INET: never */ && r->protocol == 9 /* RTPROT_RA */ &&
+	       !r->nhid && r->nh_count == 1 && r->nh.has_gw && r->nh.gw[0] == 0xfe &&
+	       (r->nh.gw[1] & 0xc0) == 0x80;
 }
 
 /*

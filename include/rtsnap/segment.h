@@ -6,16 +6,26 @@
  * length of their /proc/net/ipv6_route lines (rendered per read: view.c), and the aggregates
  * /metrics and the lookup index sum up.
  *
- * Lifetime: segment_build() returns a segment with one reference (the builder's). The mirror
- * keeps one on the segment of each of its chunks that has not changed since the last
- * publication, so the next publication shares it instead of building it again (and reads the
- * chunk's records from it: the mirror lets its own copy go, mirror.c). The snapshots the
- * mirror composes hold none: the mirror gives its reference up through snapshot_defer_put(),
- * which drops it once every snapshot that may contain the segment is freed (snapshot.c). A
- * snapshot built from records (snapshot_add_route()) holds one on each of its own segments,
- * as it does on the placeholder rows the mirror builds per publication. The last
- * segment_put() frees it, on whichever thread drops it (a reader releasing an old snapshot,
- * say). Nothing writes a segment after segment_build() returns, except `mark` and `since`, which
+ * Lifetime, the one story for every segment (snapshot.c and mirror.c follow it and do not
+ * tell it again). A segment is reference-counted (refs); the last segment_put() frees it, on
+ * whichever thread drops it (a reader releasing an old snapshot, say). Who holds references:
+ *   1. segment_build() returns one, the builder's.
+ *   2. A snapshot built from records (snapshot_add_route(), snapshot_add_segment(): tests,
+ *      --once of a dump, the placeholder rows) holds one on each of its segments until it is
+ *      freed.
+ *   3. The mirror holds one on the segment of each chunk that has not changed since the last
+ *      publication, so the next publication shares it instead of building it again (and the
+ *      chunk reads its records from it). The snapshots it composes take none (they hold the
+ *      groups of segments, seggroup.h, snapshot_add_group(held): a reference per segment per
+ *      publication was a cache miss each, the largest cost of a publication at a million
+ *      routes). When the chunk changes,
+ *      the mirror gives its reference up with snapshot_defer_put(): every snapshot of the
+ *      mirror's chain (snapshot.h) composed since the segment was first held (`since`,
+ *      `holder`) and still alive then takes one, kept in its back list until it is freed; if
+ *      none is alive, the segment goes at once. The mirror holds a reference on that chain
+ *      for as long as it may give segments up.
+ * A reader may use a segment for as long as it holds a snapshot that contains it. Nothing
+ * writes a segment after segment_build() returns, except `mark`, `since` and `holder`, which
  * only the collector thread uses.
  */
 #ifndef RTSNAP_SEGMENT_H
@@ -25,7 +35,7 @@
 #include <stdint.h>
 #include "rtsnap/route.h"
 
-#define SEGMENT_MAX 256
+#define SEGMENT_MAX 64
 
 struct route_ctx;
 
@@ -44,6 +54,8 @@ struct segment_count {
 	uint32_t key, n;
 };
 
+struct snapshot_chain;
+
 struct segment {
 	/* what composing a snapshot reads of every segment (snapshot_add_segment()), together
 	 * at the start of the block: two cache lines per segment per publication at most */
@@ -51,7 +63,8 @@ struct segment {
 	size_t bytes;	/* memory held, approximately */
 	uint64_t mark;	/* collector thread only: serial of the newest snapshot composed with it */
 	uint64_t since; /* collector thread only: serial of the first snapshot that holds it
-			   without a reference (snapshot_add_held_segment()), or 0 */
+			   without a reference (snapshot_fresh_segment()), or 0 */
+	struct snapshot_chain *holder; /* collector thread only: that snapshot's chain */
 	uint32_t table;
 	uint32_t n;	   /* records (a placeholder row is a record) */
 	uint32_t nreal;	   /* records that are routes (not a placeholder row) */
@@ -76,7 +89,7 @@ struct segment {
 };
 
 /*
- * What composing a snapshot reads of a segment (snapshot_add_held_segment()). Whoever holds a
+ * What composing a snapshot reads of a segment (kept in its group, seggroup.h). Whoever holds a
  * segment for snapshots keeps this beside its pointer, so that composing a snapshot touches
  * no segment: at a million routes a publication would otherwise take a cache miss on each of
  * some four thousand segments.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * snapshot.h - an immutable copy of every IPv6 routing table, and its publication.
+ * snapshot.h - an immutable copy of every routing table of one family (IPv6, or IPv4: see
+ * snapshot_family()), and its publication.
  *
  * Life of a snapshot: the collector thread creates one with snapshot_new(), gives it links,
  * nexthop objects and names, then either its segments (snapshot_add_segment(), shared with
@@ -18,6 +19,7 @@
 #include <time.h>
 #include "rtsnap/route.h"
 #include "rtsnap/routectx.h"
+#include "rtsnap/seggroup.h"
 #include "rtsnap/segment.h"
 
 struct metrics_view; /* render_metrics.c */
@@ -25,7 +27,8 @@ struct lookup_index; /* index.c */
 
 /*
  * One routing table: records [first, first + count) of the snapshot (global record indexes,
- * kernel order), held by segments [seg0, seg0 + nseg) of snapshot.segs.
+ * kernel order), held by segments [seg0, seg0 + nseg) (global segment indexes,
+ * snapshot_seg()), in groups [g0, g0 + ng) (snapshot_group()).
  */
 struct snapshot_table {
 	uint32_t id;
@@ -34,76 +37,30 @@ struct snapshot_table {
 	uint32_t routes; /* real routes (records minus placeholder) */
 	uint32_t lines;	 /* lines in the proc view (a multipath route is one line per nexthop) */
 	uint32_t seg0, nseg;
+	uint32_t g0, ng;
 	uint64_t lens0[3], lens1[3]; /* bit L: the table has a route of dst_len L with / without
 					a source prefix (the OR of its segments') */
 };
 
-struct snapshot_stage; /* snapshot.c: records added one by one, before finish */
+struct snapshot_chain; /* snapshot.c: where one instance publishes its snapshots */
 
-struct snapshot {
-	/* identity and timing */
-	uint64_t generation;	  /* 1, 2, ... in publication order */
-	uint64_t serial;	  /* unique per snapshot object (reader-side caches) */
-	struct timespec taken_at; /* CLOCK_REALTIME when the dump started */
-	int64_t taken_mono_ms;	  /* CLOCK_MONOTONIC, same instant */
-	double duration_s;	  /* dump + build, seconds */
-	uint32_t trigger;	  /* enum collector_trigger that caused it */
+/*
+ * A snapshot's fields are private to the modules that build and free it (src/model,
+ * src/builder, src/mirror: snapshot_impl.h); everyone else reads it through the calls below.
+ */
+struct snapshot;
 
-	/* the records, in segments (segment.h): tables in kernel (fib_table_hash) order, each
-	 * table's records in kernel order. Record i (a global index) is in the segment k with
-	 * seg_first[k] <= i < seg_first[k + 1]; snapshot_route() finds it. */
-	struct segment **segs;
-	size_t nsegs, segs_cap;
-	uint32_t *seg_first; /* nsegs + 1 entries, after finish */
-	size_t nroutes;	     /* records */
-	size_t proc_len;     /* bytes of the proc view */
-	size_t segs_built;   /* segments built for this snapshot rather than shared */
-	/* counted by snapshot_add_segment(): the segments with expiring records, those records,
-	 * the segments' memory, and how much of it the snapshot composed before
-	 * (base_serial) holds too */
-	uint32_t *exp_segs;
-	size_t nexp_segs, exp_segs_cap, nexp_records;
-	size_t seg_bytes, shared_bytes;
-	uint64_t base_serial;
-	/* the segments it holds a reference on (snapshot_add_segment()); those added with
-	 * snapshot_add_held_segment() are held for it by the caller (holds = 1) until the
-	 * caller gives them up with snapshot_defer_put(); from its seal it is listed, so that
-	 * it takes a reference then on each of them it contains (back, below; snapshot.c) */
-	struct segment **own;
-	size_t nown, own_cap;
-	int holds, listed;
-	struct snapshot *held_prev, *held_next;
-	/* references on held segments the mirror gave up while s was listed (under the lock) */
-	struct segment **back;
-	size_t nback, back_cap;
-	struct snapshot_table *tables;
-	size_t ntables, tables_cap;
-	/* interfaces, nexthop objects (sorted after snapshot_prepare) and iproute2 names (loaded
-	 * by the collector before finish; owned): what the routes were rendered with */
-	struct route_ctx ctx;
-	/* set before finish: routes were added grouped by table in kernel table order, every
-	 * table included (an empty one as a lone record with .placeholder set) */
-	int ordered_tables;
-	struct snapshot_stage *stage; /* records added with snapshot_add_route(), until finish */
-
-	/* expiring routes: record indexes, soonest deadline first */
-	uint32_t *expiring;
-	size_t nexpiring;
-
-	/* views built on the sealed snapshot by the layers above (compose.c: index.c;
-	 * render_metrics.c builds metrics_view at the first scrape, once, under its own lock:
-	 * the one field written after publication), freed through free_views so that this
-	 * module depends on none */
-	struct metrics_view *metrics_view;
+/*
+ * The views the layers above build on a sealed snapshot (compose.h): the lookup index, built
+ * with the snapshot before publication, and /metrics' view, built by render_metrics.c at the
+ * first scrape, once, under its own lock (the one thing written after publication). They are
+ * freed with the snapshot through free(), so that this module depends on none of them.
+ */
+struct snapshot_views {
 	struct lookup_index *lookup;
-	void (*free_views)(struct snapshot *s);
-	size_t views_bytes;
-
-	/* lifetime; see snapshot.c */
-	long refs;
-	/* accounting (see snapshot_bytes_estimate): set by snapshot_publish(), read by anyone */
-	size_t bytes; /* resident bytes this snapshot holds that no newer snapshot shares */
-	int retired;  /* replaced, still referenced: counted in snapshot_retired_*() */
+	struct metrics_view *metrics;
+	void (*free)(struct snapshot_views *v);
+	size_t bytes; /* of the lookup index, counted in the snapshot's bytes */
 };
 
 /* A route the RTM_F_PREFIX dump returned; snapshot_finish() marks the matching record. */
@@ -114,8 +71,27 @@ struct prefix_key {
 	uint8_t dst_len, src_len;
 };
 
-/* Collector thread. Empty snapshot; *out set only on success. */
-int snapshot_new(struct snapshot **out) __attribute__((warn_unused_result));
+/*
+ * Main thread, before the collector starts. A chain publishes one instance's snapshots: its
+ * collector publishes on it, its readers acquire from it. *out set only on success.
+ */
+int snapshot_chain_new(struct snapshot_chain **out) __attribute__((warn_unused_result));
+/*
+ * Main thread at exit, after the chain's readers and collector have stopped (NULL is fine):
+ * retire its current snapshot and drop the owner's reference. The memory goes with the last
+ * snapshot made for the chain.
+ */
+void snapshot_chain_free(struct snapshot_chain *c);
+/* Any thread holding a reference: another one on c (NULL is fine; returns c), and drop one
+ * (the last frees c). Whoever may give up segments held for c's snapshots
+ * (snapshot_defer_put()) holds one: the mirror that composes them. */
+struct snapshot_chain *snapshot_chain_get(struct snapshot_chain *c);
+void snapshot_chain_put(struct snapshot_chain *c);
+
+/* Collector thread. Empty snapshot made for chain c (NULL: one that is never published and
+ * holds no segment without a reference, as in --once or tests); *out set only on success. */
+int snapshot_new(struct snapshot_chain *c, struct snapshot **out)
+    __attribute__((warn_unused_result));
 
 /*
  * Collector thread, before finish. Append one route in dump order. nhs/nnh are the nexthops
@@ -134,6 +110,14 @@ int snapshot_add_nhobj(struct snapshot *s, const struct route_nhobj *o)
 /* Collector thread, before finish. Record a table the kernel has but the dump showed no
  * route of (it gets its lone placeholder row). */
 int snapshot_add_empty_table(struct snapshot *s, uint32_t id) __attribute__((warn_unused_result));
+/* Collector thread, before finish: an IPv4 instance's snapshot (family AF_INET; records as
+ * route4.h says, no placeholder rows, no empty tables) and whether its main table exists
+ * (then the proc text starts with /proc/net/route's header: kernel-facts.md 12.3). An IPv6
+ * snapshot is left as snapshot_new() made it. */
+void snapshot_set_family(struct snapshot *s, uint8_t family, int has_main);
+/* Collector thread, before snapshot_prepare(): the iproute2 names to render with (s takes
+ * over the caller's reference; NULL is fine). */
+void snapshot_set_names(struct snapshot *s, struct names *n);
 /* Collector thread, before finish. Record a route that carries RTF_PREFIX_RT. */
 int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
     __attribute__((warn_unused_result));
@@ -144,36 +128,47 @@ int snapshot_add_prefix_key(struct snapshot *s, const struct prefix_key *k)
  */
 int snapshot_prepare(struct snapshot *s);
 /* Collector thread, after snapshot_prepare(). Append segment g (a reference is taken): the
- * segments come table by table in kernel order. Not mixed with snapshot_add_route().
- * 0 or -ENOMEM. */
+ * segments come table by table in kernel order. Not mixed with snapshot_add_route() nor with
+ * snapshot_add_group(). 0 or -ENOMEM. */
 int snapshot_add_segment(struct snapshot *s, struct segment *g) __attribute__((warn_unused_result));
 
 /*
- * Collector thread, after snapshot_prepare(). Append segment g as snapshot_add_segment() does,
- * but take no reference: the caller holds one on g until it gives it up with
- * snapshot_defer_put(), which keeps g for as long as s lives. sum is g's (segment_sum()), kept
- * by the caller beside g so that composing reads no segment. fresh: g was built for s (else
- * it was in the snapshot composed before; memory accounting only). 0 or -ENOMEM.
+ * Collector thread, after snapshot_prepare(). Append group g (sealed; a reference on it is
+ * taken): groups come table by table in kernel order. held: the caller holds g's segments
+ * until it gives them up with snapshot_defer_put(), which keeps them for as long as s lives
+ * (s must be made for a chain: else -EINVAL); else they are held by whoever made g for s.
+ * shared: the bytes of g's segments that the snapshot composed before also holds (memory
+ * accounting). Nothing of g's segments is read. 0, -ENOMEM or -EINVAL.
  */
-int snapshot_add_held_segment(struct snapshot *s, struct segment *g, const struct segment_sum *sum,
-			      int fresh) __attribute__((warn_unused_result));
+int snapshot_add_group(struct snapshot *s, struct seggroup *g, size_t shared, int held)
+    __attribute__((warn_unused_result));
+/* Collector thread. seg, held by the caller, was built for s (in a group added with held):
+ * it is kept for s and the later snapshots from now on (snapshot_defer_put()). */
+void snapshot_fresh_segment(struct snapshot *s, struct segment *seg);
 
 /*
  * Collector thread. Give up a reference on g (NULL is fine) that snapshots composed with
- * snapshot_add_held_segment() may rely on: every sealed snapshot composed since g was built
+ * snapshot_add_group(held) may rely on: every sealed snapshot composed since g was built
  * keeps a reference on it until it is freed (none alive: g is dropped at once). A snapshot
  * counts from its seal, so while one is being composed, a segment given up must not be one
- * added to it.
+ * added to it. The snapshots are those of the chain whose snapshot first held g.
  */
 void snapshot_defer_put(struct segment *g);
-/* Any thread. References snapshots hold on segments given up with snapshot_defer_put(). */
-long snapshot_deferred_count(void);
+/* Any thread. References the chain's snapshots hold on segments given up with
+ * snapshot_defer_put(). */
+long snapshot_deferred_count(struct snapshot_chain *c);
 
-/* Any thread holding s. Record i (0 <= i < s->nroutes). O(log segments), O(1) when the
+/* Any thread holding s. Record i (0 <= i < snapshot_nroutes(s)). O(log segments), O(1) when the
  * previous call of this thread was in the same segment. */
 const struct route *snapshot_route(const struct snapshot *s, size_t i);
 /* Any thread holding s. The segment holding record i, and i's position in it. */
 const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, uint32_t *pos);
+/* Any thread holding s. Segment k (0 <= k < snapshot_nsegs(s), global index) and, if first is not
+ * NULL, the global index of its first record. O(log groups), O(1) when the previous call of
+ * this thread was in the same group (a walk in order). */
+const struct segment *snapshot_seg(const struct snapshot *s, size_t k, uint32_t *first);
+/* Any thread holding s. The group holding segment k, and k's position in it. */
+const struct seggroup *snapshot_group_of(const struct snapshot *s, size_t k, uint32_t *pos);
 
 /*
  * Collector thread. Seal: cut the records added one by one into segments (tables and
@@ -182,6 +177,12 @@ const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, ui
  * is only fit for snapshot_free().
  */
 int snapshot_seal(struct snapshot *s) __attribute__((warn_unused_result));
+
+/* Collector thread, before publication: when its collection started (CLOCK_MONOTONIC ms;
+ * taken_at is stamped with CLOCK_REALTIME now), how long collection and build took, and the
+ * enum collector_trigger that caused it. */
+void snapshot_set_taken(struct snapshot *s, int64_t taken_mono_ms, double duration_s,
+			uint32_t trigger);
 
 /* Free a snapshot that was never published (half-built is fine, NULL is fine). */
 void snapshot_free(struct snapshot *s);
@@ -193,32 +194,86 @@ void snapshot_free(struct snapshot *s);
  */
 void snapshot_publish(struct snapshot *s);
 
-/* Any thread. Current snapshot with a reference held, or NULL if none published yet. */
-struct snapshot *snapshot_acquire(void);
+/* Any thread. The chain's current snapshot with a reference held, or NULL if none published
+ * yet. */
+struct snapshot *snapshot_acquire(struct snapshot_chain *c);
 /* Any thread. Drop a reference from snapshot_acquire(); NULL is fine. */
 void snapshot_release(struct snapshot *s);
 
-/* Main thread at exit, after readers and the collector have stopped: retire the current one. */
-void snapshot_shutdown(void);
+/*
+ * Any thread holding s (after its seal, or the collector thread building it): what it is.
+ * generation: 1, 2, ... in publication order (0 before); serial: unique per snapshot object
+ * (reader-side caches); taken_at: CLOCK_REALTIME when its collection started, and the same
+ * instant in CLOCK_MONOTONIC milliseconds; duration_s: collection and build; trigger: the
+ * enum collector_trigger that caused it; family: AF_INET for an IPv4 instance's snapshot, 0
+ * for IPv6; has_main: an IPv4 snapshot's main table exists (its proc text then starts with
+ * the header, snapshot_proc_head()).
+ */
+uint64_t snapshot_generation(const struct snapshot *s);
+uint64_t snapshot_serial(const struct snapshot *s);
+struct timespec snapshot_taken_at(const struct snapshot *s);
+int64_t snapshot_taken_mono_ms(const struct snapshot *s);
+double snapshot_duration_s(const struct snapshot *s);
+uint32_t snapshot_trigger(const struct snapshot *s);
+uint8_t snapshot_family(const struct snapshot *s);
+int snapshot_has_main(const struct snapshot *s);
+/* Any thread holding s: interfaces, nexthop objects and names the routes were rendered with. */
+const struct route_ctx *snapshot_ctx(const struct snapshot *s);
+
+/* Any thread holding s: its records, segments (shared with other snapshots where nothing
+ * changed: segs_built were built for it), the bytes of its proc view (the header included)
+ * and its segments' bytes. */
+size_t snapshot_nroutes(const struct snapshot *s);
+size_t snapshot_nsegs(const struct snapshot *s);
+size_t snapshot_segs_built(const struct snapshot *s);
+size_t snapshot_proc_len(const struct snapshot *s);
+size_t snapshot_seg_bytes(const struct snapshot *s);
+/* Any thread holding s, after its publication: the resident bytes it holds that no newer
+ * snapshot shares (snapshot_bytes_estimate() below). */
+size_t snapshot_bytes(const struct snapshot *s);
+/* Any thread holding s: the proc view's header (/proc/net/route's first line), NULL and 0
+ * when it has none. */
+const char *snapshot_proc_head(const struct snapshot *s, size_t *len);
+
+/* Any thread holding s: its tables in kernel order (struct snapshot_table above), i <
+ * snapshot_ntables(s). */
+size_t snapshot_ntables(const struct snapshot *s);
+const struct snapshot_table *snapshot_table_at(const struct snapshot *s, size_t i);
+
+/* Any thread holding s: its groups of segments (seggroup.h) in order, q <
+ * snapshot_ngroups(s), with the global index of group q's first record in *first (if not
+ * NULL); the groups holding expiring records (indexes into the groups, ascending). */
+size_t snapshot_ngroups(const struct snapshot *s);
+const struct seggroup *snapshot_group(const struct snapshot *s, size_t q, uint32_t *first);
+const uint32_t *snapshot_expiring_groups(const struct snapshot *s, size_t *n);
+
+/* Any thread holding s: the expiring routes, as record indexes, soonest deadline first. */
+size_t snapshot_nexpiring(const struct snapshot *s);
+const uint32_t *snapshot_expiring(const struct snapshot *s);
+
+/* The views built on s (above): the collector thread fills them before publication (and
+ * render_metrics.c its own at the first scrape, under its lock); readers holding s read
+ * them. */
+struct snapshot_views *snapshot_views(const struct snapshot *s);
 
 /* Interface name for ifindex in s ("" when unknown). Never NULL. */
 static inline const char *snapshot_link_name(const struct snapshot *s, uint32_t ifindex)
 {
-	return route_ctx_link_name(&s->ctx, ifindex);
+	return route_ctx_link_name(snapshot_ctx(s), ifindex);
 }
 /* Interface record for ifindex, or NULL. */
 static inline const struct route_link *snapshot_link(const struct snapshot *s, uint32_t ifindex)
 {
-	return route_ctx_link(&s->ctx, ifindex);
+	return route_ctx_link(snapshot_ctx(s), ifindex);
 }
-/* Any thread. Position in s->expiring of the first route whose deadline is after t_ms (so
- * the routes before it are due at t_ms); s->nexpiring if none. O(log expiring). */
+/* Any thread. Position in snapshot_expiring(s) of the first route whose deadline is after t_ms (so
+ * the routes before it are due at t_ms); snapshot_nexpiring(s) if none. O(log expiring). */
 size_t snapshot_expiring_after(const struct snapshot *s, int64_t t_ms);
 
 /* Nexthop object id, or NULL. */
 static inline const struct route_nhobj *snapshot_nhobj(const struct snapshot *s, uint32_t id)
 {
-	return route_ctx_nhobj(&s->ctx, id);
+	return route_ctx_nhobj(snapshot_ctx(s), id);
 }
 /* Nexthop i (0-based) of route r. */
 static inline const struct route_nh *snapshot_route_nh(const struct snapshot *s,
@@ -240,7 +295,7 @@ static inline const struct route_metrics *snapshot_route_metrics(const struct sn
 long snapshot_live_count(void);
 
 /*
- * Accounting of retired snapshots that readers still hold (issue 13 item 4).
+ * Accounting of retired snapshots that readers still hold.
  *
  * snapshot_bytes_estimate(): collector thread, on a finished snapshot. The resident bytes of
  * own arrays and views plus all of its segments (element counts times sizes, not
@@ -259,10 +314,10 @@ long snapshot_live_count(void);
  * It must not block and must not call snapshot_publish().
  */
 size_t snapshot_bytes_estimate(const struct snapshot *s);
-long snapshot_retired_count(void);
-size_t snapshot_retired_bytes(void);
-size_t snapshot_current_bytes(void);
-void snapshot_set_retire_hook(void (*fn)(uint64_t current_generation));
+long snapshot_retired_count(struct snapshot_chain *c);
+size_t snapshot_retired_bytes(struct snapshot_chain *c);
+size_t snapshot_current_bytes(struct snapshot_chain *c);
+void snapshot_set_retire_hook(struct snapshot_chain *c, void (*fn)(uint64_t current_generation));
 
 /* CLOCK_MONOTONIC now in milliseconds. */
 int64_t snapshot_now_ms(void);

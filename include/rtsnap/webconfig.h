@@ -5,14 +5,13 @@
  * node_exporter alike. Loading reads and checks everything the file names (certificates,
  * keys, CA, bcrypt hashes), so a configuration that loads is one the HTTP layer can use.
  *
- * A loaded configuration is immutable except for the credential cache of each user (see
- * auth.h), which has its own lock. It is owned by the HTTP layer from http_start() or
- * http_reload() on, and freed when the last libmicrohttpd daemon started with it stops.
+ * A loaded configuration is immutable (the credential caches are auth.c's, and outlive a
+ * reload). It is owned by the HTTP layer from http_start() or http_reload() on, and freed when
+ * the last libmicrohttpd daemon started with it stops.
  */
 #ifndef RTSNAP_WEBCONFIG_H
 #define RTSNAP_WEBCONFIG_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 enum webconfig_client_auth {
@@ -23,15 +22,9 @@ enum webconfig_client_auth {
 	WC_REQUIRE_AND_VERIFY_CLIENT_CERT,
 };
 
-#define WC_DIGEST_LEN 32
-
 struct webconfig_user {
 	char *name;
 	char *hash; /* bcrypt, "$2a$", "$2b$" or "$2y$" */
-	/* credential cache (auth.c): a keyed digest of the last password verified */
-	pthread_mutex_t lock;
-	int have_ok;
-	unsigned char ok_digest[WC_DIGEST_LEN];
 };
 
 struct webconfig {
@@ -44,7 +37,6 @@ struct webconfig {
 	char **headers;
 	struct webconfig_user *users;
 	unsigned int nusers;
-	int locks_ready;     /* users[].lock initialised */
 	char dummy_salt[64]; /* bcrypt setting unknown users are checked against */
 };
 

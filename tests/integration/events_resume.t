@@ -17,6 +17,7 @@ ns_new NS
 veth_pair "$NS" v0 "$NS" v1
 ip -n "$NS" addr add 2001:db8:1::1/64 dev v0 nodad
 for i in $(seq 1 20); do echo "route add 2001:db8:a0:$i::/64 via 2001:db8:1::2"; done | ip -6 -n "$NS" -batch -
+ns_settle "$NS"
 printf 'http_server_config:\n  headers:\n    X-Frame-Options: one\n' >"$T/web.yml"
 daemon_start "$NS" --interval 0 --history 16 --web-config-file "$T/web.yml" || tap_bail "rtsnapd did not start"
 
@@ -77,8 +78,9 @@ first=$(jq -s -c '[.[] | select(.type == "message" or .type == "resync")][0] | [
 tap_is "$first" '["resync",null,"history"]' \
 	"Last-Event-ID $Gold, older than the 16 generations kept: a resync event first (no id)"
 R=$(jq -s '[.[] | select(.type == "resync")][0].data.generation' "$T/f3")
-tap_ok "$([ "$R" -ge $((Gnow - 1)) ] && [ "$R" -le "$Gnow" ]; echo $?)" \
-	"the resync names the generation to re-read /routes from ($R, newest $Gnow)"
+Gafter=$(gen)
+tap_ok "$([ "$R" -ge $((Gnow - 1)) ] && [ "$R" -le "$Gafter" ]; echo $?)" \
+	"the resync names the generation to re-read /routes from ($R, newest $Gnow before, $Gafter after)"
 G2=$(get /routes "$T/r2.json")
 tap_ok "$([ "$G2" -ge "$R" ]; echo $?)" "/routes read after the resync is at generation $G2 >= $R"
 # the stream goes on after the resync: re-read, then apply what follows

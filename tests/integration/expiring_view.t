@@ -73,10 +73,11 @@ ip -n "$NS" -6 route add 2001:db8:4ff::/48 dev e0 expires 3
 wait_until 5 sh -c "ip netns exec $NS curl -sg $RTSNAP_URL/expiring | grep -q 2001:db8:4ff::/48"
 tap_ok $? "the new route appears in /expiring"
 before=$(gen '[.collector.full_dumps[]] | add')
-targeted=$(gen '[.collector.targeted_dumps[]] | add')
+# the periodic check of the expiring routes (reason "expiring") runs whatever the deadlines
+targeted=$(gen '[.collector.targeted_dumps | del(.expiring)[]] | add')
 sleep 3.6
 tap_is "$(gen '[.collector.full_dumps[]] | add')" "$before" "no full dump for the deadline"
-tap_is "$(gen '[.collector.targeted_dumps[]] | add')" "$targeted" "no targeted dump for the deadline"
+tap_is "$(gen '[.collector.targeted_dumps | del(.expiring)[]] | add')" "$targeted" "no targeted dump for the deadline"
 tap_is "$(http_get "$NS" /expiring | jq -c '[.[] | select(.dst == "2001:db8:4ff::/48") | .expired]')" "[true]" \
 	"the overdue route shows \"expired\": true"
 compare_expiring "after the deadline"

@@ -5,7 +5,8 @@
 # by the error message's length limit, POST/PUT with a body, %00 in the path, and what
 # libmicrohttpd would refuse itself (400 malformed, 413, 414, 431, 505), sent raw over
 # /dev/tcp, as the first request of a connection (answered by the gate) and as the second of a
-# kept-alive one (answered by libmicrohttpd, its page replaced by http_mhd_errors.c); a head
+# kept-alive one (refused by the check of every head in http_conn.c, or answered by
+# libmicrohttpd with its page replaced by http_mhd_errors.c); a head
 # that never completes gets 408 after --header-timeout. The request counter counts each status
 # under its own code. The server stays healthy throughout.
 . "$(dirname "$0")/../lib/common.sh"
@@ -138,11 +139,9 @@ big=$(head -c 70000 /dev/zero | tr '\0' a)
 via_second "a 70000-byte header" 431 "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: $big\r\n\r\n"
 via_second "a 70000-byte request target" 414 "GET /$big HTTP/1.1\r\nHost: x\r\n\r\n"
 tap_is "$(grep -a -c '<html>' "$RTSNAP_TMP/raw")" 0 "no HTML page from libmicrohttpd"
-# a line libmicrohttpd cannot split into method, target and version: it closes the connection
-# without an answer (the gate answers 400 when this is a first request)
-second_raw 'GARBAGE\r\n\r\n'
-tap_is "$(grep -a -c '^HTTP/1.1 ' "$RTSNAP_TMP/raw") $(grep -a -c '<html>' "$RTSNAP_TMP/raw")" "1 0" \
-	"second request on a kept-alive connection, garbage instead of a request line: closed, no HTML"
+# a line that is no request line: libmicrohttpd closed the connection without an answer; every
+# later head is now checked by the gate's rules before libmicrohttpd reads it, so: 400
+via_second "garbage instead of a request line" 400 'GARBAGE\r\n\r\n'
 
 # the counter: every code under its own name, nothing as "other"
 http_get "$NS" /metrics >"$RTSNAP_TMP/m"

@@ -1,10 +1,12 @@
 #!/bin/bash
-# Slow readers under churn cannot pin old snapshots without bound (issue 13, item 4).
+# Slow readers under churn cannot pin old snapshots without bound.
 #
-# 100 000 routes, 64 routes spread over the table changing every 0.2-1 s (so a publication
-# builds 64 segments anew and shares the rest with the previous snapshot), and 100 slow
-# readers (curl at 1 kB/s on /ipv6_route and /routes, started one every 0.2 s, each re-asking
-# when cut off) for a bounded time. Each reader holds the snapshot that was current when it
+# 100 000 routes, 256 routes spread over the table changing every 0.1-0.5 s (so a publication
+# builds 256 segments of 64 routes anew and shares the rest with the previous snapshot: each
+# replaced snapshot a reader holds costs some 5 MB, enough for the bound to act), and 100 slow
+# readers (curl at 1 kB/s on /ipv6_route and /routes, started one per publication and at
+# least 0.2 s apart, so each holds a snapshot of its own however slow the churn runs, each
+# re-asking when cut off) for a bounded time. Each reader holds the snapshot that was current when it
 # asked, which costs what it does not share with its successor; without a bound the daemon
 # keeps one such difference per reader alive. With the default bound (--max-pinned-bytes 2x)
 # the replaced snapshots readers may keep alive are at most twice the current snapshot, so:
@@ -22,7 +24,7 @@
 # behaviour; the RSS bound is then not expected to hold).
 . "$(dirname "$0")/../lib/common.sh"
 require_root
-require_cmd ip curl awk
+require_cmd ip curl awk jq
 require_rtsnapd
 
 N=${PIN_ROUTES:-100000}
@@ -55,8 +57,8 @@ for i in 1 2 3; do
 	sleep 0.5
 done
 sleep 1
-# the routes the churn changes: 64 spread over the table, 8 times 8 apart
-awk -v n="$N" 'BEGIN { for (j = 0; j < 64; j++) { i = int(j * n / 64) + (j % 8) * 8;
+# the routes the churn changes: 256 spread over the table, 8 times 8 apart
+awk -v n="$N" 'BEGIN { for (j = 0; j < 256; j++) { i = int(j * n / 256) + (j % 8) * 8;
 	printf "2001:%x:%x::/48 %04x%04x\n", 3514 + int(i / 65536), i % 65536, 3514 + int(i / 65536), i % 65536 } }' >"$RTSNAP_TMP/churned"
 EE=$(ip6hex 2001:db8:ee::)
 awk -v ee="$EE" '{ printf "^2001%s\n", $2 } END { print "^" ee }' "$RTSNAP_TMP/churned" >"$RTSNAP_TMP/skip"
@@ -70,15 +72,15 @@ limit=$(metric rtsnap_http_pinned_bytes_limit)
 bound_kb=$((rss0 + (4 * snap) / 1024 + 64 * 1024))
 tap_diag "before the readers: VmRSS $(mb "$rss0") MB, snapshot $(mb $((snap / 1024))) MB, pinned limit $(mb $((${limit:-0} / 1024))) MB, bound $(mb $bound_kb) MB"
 
-churn() { # 65 routes change every 0.2-1 s until the readers are done (bounded count)
-	local end=$((SECONDS + HOLD + 5)) k=0
+churn() { # 257 routes change every 0.1-0.5 s until the readers are done (bounded count)
+	local end=$((SECONDS + 2 * HOLD + 5)) k=0
 	while [ $SECONDS -lt $end ] && [ $k -lt 1000 ]; do
 		k=$((k + 1))
 		{
 			echo "route replace 2001:db8:ee::/64 via 2001:db8:1::$((2 + k % 50))"
 			awk -v g=$((2 + k % 50)) '{ printf "route replace %s via 2001:db8:1::%x table 100\n", $1, g }' "$RTSNAP_TMP/churned"
 		} | ip -6 -n "$NS" -batch - 2>/dev/null
-		sleep "0.$((2 + RANDOM % 8))"
+		sleep "0.$((1 + RANDOM % 5))"
 	done
 }
 
@@ -98,11 +100,15 @@ reader() { # I: ask, read at 1 kB/s, ask again when cut off, until the time is u
 churn &
 CHURN=$!
 bg_register $CHURN
-launch() { # the readers, one every 0.2 s; returns when all are done (each is bounded)
-	local i
+gen() { http_get "$NS" /status | jq .generation; }
+launch() { # the readers, one per publication (each holds a snapshot of its own, however slow
+	# the churn runs on this machine), at least 0.2 s apart; returns when all are done
+	local i g
 	for i in $(seq "$READERS"); do
+		g=$(gen)
 		reader "$i" &
 		sleep 0.2
+		wait_true 3 'test "$(gen)" -gt "$g"'
 	done
 	wait
 }
@@ -141,7 +147,7 @@ pinned_bytes_mid=$(metric rtsnap_snapshots_pinned_bytes)
 tap_diag "with $READERS slow readers: VmRSS peak $(mb "$peak") MB over $samples samples ($over above the bound); replaced snapshots pinned now: $pinned_mid ($(mb $((${pinned_bytes_mid:-0} / 1024))) MB)"
 tap_is "$over" 0 "VmRSS stays within $(mb $bound_kb) MB (peak $(mb "$peak") MB)"
 tap_is "$good" "$tries" "a normal client gets complete /ipv6_route, equal to the kernel's file, during the flood ($good of $tries)"
-tap_cmd "the kernel's file has all $N routes but the 64 churned" test "$(wc -l <"$RTSNAP_TMP/want")" -ge $((N - 64))
+tap_cmd "the kernel's file has all $N routes but the 256 churned" test "$(wc -l <"$RTSNAP_TMP/want")" -ge $((N - 256))
 
 wait "$LAUNCH" 2>/dev/null
 kill "$CHURN" 2>/dev/null

@@ -156,16 +156,24 @@ m_labels "$RTSNAP_TMP/c1.prom" rtsnap_routes >"$RTSNAP_TMP/c1.m"
 tap_diff "$RTSNAP_TMP/c1.k" "$RTSNAP_TMP/c1.m" "after adding routes, rtsnap_routes equal the kernel's listing"
 gen1=$(m_val "$RTSNAP_TMP/c1.prom" rtsnap_snapshot_generation)
 tap_ok "$([ "$gen1" -gt "$gen0" ]; echo $?)" "rtsnap_snapshot_generation advanced ($gen0 -> $gen1)"
+# the batch may be published in one go or, as its notifications arrive, in several: the
+# gauges are the last publication's change (/changes from the generation before it), and the
+# change since gen0 is what the kernel gained
+changed() { http_get "$NS" "/changes?since=$1" | jq ".$2 | length"; }
 tap_is "$(m_val "$RTSNAP_TMP/c1.prom" 'rtsnap_snapshot_routes_changed{change="added"}')" \
-	"$((k1 - k0))" "routes added by the last publication = routes the kernel gained"
-tap_is "$(m_val "$RTSNAP_TMP/c1.prom" 'rtsnap_snapshot_routes_changed{change="removed"}')" 0 \
-	"routes removed by the last publication: 0"
+	"$(changed $((gen1 - 1)) added)" "routes added by the last publication = the routes its change added"
+tap_is "$(m_val "$RTSNAP_TMP/c1.prom" 'rtsnap_snapshot_routes_changed{change="removed"}')" \
+	"$(changed $((gen1 - 1)) removed)" "routes removed by the last publication = the routes its change removed"
+tap_is "$(changed "$gen0" added) $(changed "$gen0" removed)" "$((k1 - k0)) 0" \
+	"routes added since the batch began = routes the kernel gained, none removed"
 ip -n "$NS" -6 route flush table 700
 k2=$(kernel_total)
 wait_until 10 metrics_match_kernel
 m_get "$NS" "$RTSNAP_TMP/c2.prom"
+gen2=$(m_val "$RTSNAP_TMP/c2.prom" rtsnap_snapshot_generation)
 tap_is "$(m_val "$RTSNAP_TMP/c2.prom" 'rtsnap_snapshot_routes_changed{change="removed"}')" \
-	"$((k1 - k2))" "after a flush, routes removed by the last publication = routes the kernel lost"
+	"$(changed $((gen2 - 1)) removed)" "after a flush, routes removed by the last publication = the routes its change removed"
+tap_is "$(changed "$gen1" removed)" "$((k1 - k2))" "routes removed since the flush began = routes the kernel lost"
 tap_is "$(m_labels "$RTSNAP_TMP/c2.prom" rtsnap_routes | grep -c '^700 ')" 0 "the flushed table has no rtsnap_routes series left"
 tap_ok "$([ "$(m_val "$RTSNAP_TMP/c2.prom" 'rtsnap_collections_total{trigger="change"}')" -ge 2 ]; echo $?)" \
 	"collections by change notification counted"

@@ -8,7 +8,13 @@
 # replace and delete, expires and pref, lightweight tunnel encapsulations on hops (so that
 # siblings may differ only by their encapsulation) and on nexthop objects, five tables, a
 # table flushed, rules naming new tables, links set down and up, renamed, deleted and
-# re-created. After each burst the test
+# re-created; siblings with protocols, source addresses, mtu metrics, expiries and preferences of
+# their own, first legs removed by `route del ... via` and by deleting their device, appends that
+# duplicate an expiring route (EEXIST, and the expiry moved or cleared without a message),
+# addresses added and deleted (a source address too), MTU changes, and net.ipv4.nexthop_compat_mode and
+# net.ipv6.conf.all.keep_addr_on_down toggled mid-run (lines starting with "!" in a burst are
+# run as shell commands in the namespace, between the parts of the burst ip runs).
+# After each burst the test
 # waits until rtsnapd agrees with the kernel: /ipv6_route with /proc/net/ipv6_route (refcnt
 # masked) and /routes with `ip -j -6 route show table all` ("expires" values masked; their
 # presence still counts). At the end a SIGHUP resync compares a full dump with the mirror:
@@ -43,6 +49,7 @@ for i in 0 1 2 3; do
 	veth_pair "$NS" "e$i" "$NS" "p$i" || tap_bail "veth e$i"
 done
 ip netns exec "$NS" sysctl -qw net.ipv6.route.gc_interval=3600 >/dev/null 2>&1
+for i in 1 2 3; do ip -n "$NS" addr add 2001:db8:ff::$i/128 dev lo; done # for src
 tables=(main 100 200 1000 70000)
 metrics=(100 1024 1024 2000)
 pick() { # pick ARRAY-NAME: a random element
@@ -69,9 +76,7 @@ encap() {
 hop() { # [encap ...] via GW dev D
 	printf '%svia fe80::%x dev %s' "$(encap)" $((RANDOM % 3 + 1)) "$(dev)"
 }
-# Optional expires / pref, only on routes that cannot join an ECMP group: the kernel keeps
-# them per sibling, a dump reports the first sibling's for the whole group, and so does
-# rtsnapd (docs/kernel-facts.md, "Columns netlink cannot reproduce").
+# Optional pref on routes that cannot join an ECMP group.
 attrs() {
 	case $((RANDOM % 8)) in
 	0) printf ' pref high' ;;
@@ -81,10 +86,34 @@ attrs() {
 # Routes with a lifetime get a metric of their own: an append or prepend that duplicates an
 # expiring route makes the kernel change (or clear) its expiry without any message and
 # answer EEXIST (fib6_add_rt2node); only a resync can see that (docs/kernel-facts.md).
+# The route (without its expiry) is kept in exp_specs: later an append of the same route with
+# another expiry, or none, changes it silently (the check of the expiring routes catches it).
+exp_specs=()
 expiring() {
-	printf 'route add %s table %s metric 3000 %s expires %d' "$(prefix)" "$(pick tables)" \
-		"$([ $((RANDOM % 2)) = 0 ] && echo "dev $(dev)" || echo "nhid $(pick nhids)")" \
-		$((RANDOM % 500 + 100))
+	local spec
+	spec=$(printf '%s table %s metric 3000 %s' "$(prefix)" "$(pick tables)" \
+		"$([ $((RANDOM % 2)) = 0 ] && echo "dev $(dev)" || echo "nhid $(pick nhids)")")
+	exp_specs+=("$spec")
+	printf 'route add %s expires %d\n' "$spec" $((RANDOM % 500 + 1000))
+}
+# A sibling's own attributes, each now and then (the kernel keeps them per sibling; a dump
+# tells the first sibling's for the group, an append notification the appended one's).
+protos=(static 77 188 boot)
+prefs=(low medium high)
+sib_attrs() {
+	[ $((RANDOM % 3)) = 0 ] && printf ' proto %s' "$(pick protos)"
+	[ $((RANDOM % 3)) = 0 ] && printf ' src 2001:db8:ff::%x' $((RANDOM % 3 + 1))
+	[ $((RANDOM % 3)) = 0 ] && printf ' mtu %d' $((1300 + RANDOM % 3 * 50))
+	[ $((RANDOM % 3)) = 0 ] && printf ' pref %s' "$(pick prefs)"
+	return 0
+}
+# An expiring sibling: a gateway of its own, never used again, so that no later append
+# duplicates it (that would move its expiry silently, and a dump shows only the first
+# sibling's: docs/kernel-facts.md §7.2).
+exp_gw=0
+exp_hop() {
+	exp_gw=$((exp_gw + 1))
+	printf 'via fe80::1:%x dev %s expires %d' $exp_gw "$(dev)" $((RANDOM % 2000 + 1000))
 }
 loc() { printf '%s table %s metric %s' "$(prefix)" "$(pick tables)" "$(pick metrics)"; }
 # Device-only, reject and nexthop-object routes get metrics of their own: one that sits between the siblings of a group
@@ -108,8 +137,10 @@ multi() {
 
 renamed=0
 gen_op() {
-	local r=$((RANDOM % 100))
-	if [ $r -lt 18 ]; then
+	local r=$((RANDOM % 127))
+	if [ $r -ge 100 ]; then
+		gen_op_new $r
+	elif [ $r -lt 18 ]; then
 		echo "route add $(loc) $(hop)"
 	elif [ $r -lt 26 ]; then
 		echo "route append $(loc) $(hop)"
@@ -182,6 +213,41 @@ gen_op() {
 		echo "route del $(dloc) dev $(dev)"
 	fi
 }
+# The operations of the third round (issue: fidelity): sibling attributes, first legs,
+# silent changes.
+gen_op_new() {
+	local r=$1
+	if [ $r -lt 106 ]; then
+		echo "route add $(loc) $(hop)$(sib_attrs)"
+	elif [ $r -lt 112 ]; then
+		echo "route append $(loc) $(hop)$(sib_attrs)"
+	elif [ $r -lt 115 ]; then
+		echo "route append $(loc) $(exp_hop)$(sib_attrs)"
+	elif [ $r -lt 117 ]; then
+		if [ ${#exp_specs[@]} -gt 0 ]; then
+			echo "route append ${exp_specs[RANDOM % ${#exp_specs[@]}]}$([ $((RANDOM % 2)) = 0 ] && printf ' expires %d' $((RANDOM % 500 + 1000)))"
+		else
+			expiring
+		fi
+	elif [ $r -lt 118 ]; then
+		echo "!sysctl -qw net.ipv4.nexthop_compat_mode=$((RANDOM % 2))"
+	elif [ $r -lt 119 ]; then
+		echo "!sysctl -qw net.ipv6.conf.all.keep_addr_on_down=$((RANDOM % 2))"
+	elif [ $r -lt 121 ]; then
+		echo "address add 2001:db8:a$((RANDOM % 3))::$((RANDOM % 3 + 1))/64 dev $(dev) nodad"
+	elif [ $r -lt 122 ]; then
+		echo "address del 2001:db8:a$((RANDOM % 3))::$((RANDOM % 3 + 1))/64 dev $(dev)"
+	elif [ $r -lt 123 ]; then
+		echo "link set dev $(dev) mtu $((1300 + RANDOM % 200))"
+	elif [ $r -lt 125 ]; then
+		printf 'route del %s via fe80::%x dev %s\n' "$(loc)" $((RANDOM % 3 + 1)) "$(dev)"
+	else
+		# the routes that named it as their source lose it, silently
+		local k=$((RANDOM % 3 + 1))
+		echo "address del 2001:db8:ff::$k/128 dev lo"
+		echo "address add 2001:db8:ff::$k/128 dev lo"
+	fi
+}
 rej=(unreachable blackhole prohibit)
 nhids=(1 2 3 4 10 11)
 
@@ -194,9 +260,14 @@ agree() {
 	http_get "$NS" /ipv6_route | proc_masked >"$D.dp" || return 1
 	cmp -s "$D.kp" "$D.dp" || return 1
 	kernel_json "$NS" | sed -E 's/"expires":-?[0-9]+/"expires":E/g; s/\},/},\n/g' >"$D.kj"
-	http_get "$NS" /routes | sed -E 's/"expires":-?[0-9]+/"expires":E/g; s/\},/},\n/g' >"$D.dj" ||
-		return 1
-	cmp -s "$D.kj" "$D.dj"
+	http_get "$NS" /routes >"$D.djr" || return 1
+	sed -E 's/"expires":-?[0-9]+/"expires":E/g; s/\},/},\n/g' "$D.djr" >"$D.dj"
+	cmp -s "$D.kj" "$D.dj" || return 1
+	# and every expiry within 2 s of the kernel's (an append can move one silently)
+	kernel_json "$NS" >"$D.kjr"
+	paste <(grep -oE '"expires":-?[0-9]+' "$D.kjr" | cut -d: -f2) \
+		<(grep -oE '"expires":-?[0-9]+' "$D.djr" | cut -d: -f2) |
+		awk '{ d = $1 - $2; if (d < -2 || d > 2 || NF != 2) bad = 1 } END { exit bad }'
 }
 
 done_ops=0
@@ -205,10 +276,22 @@ bad=0
 while [ $done_ops -lt "$N_OPS" ]; do
 	: >"$D.ops"
 	for _ in $(seq "$BURST"); do gen_op >>"$D.ops"; done
+	cat "$D.ops" >>"$D.all" # every operation so far (kept with RTSNAP_KEEP_TMP=1)
 	done_ops=$((done_ops + BURST))
 	bursts=$((bursts + 1))
-	# no -6: nexthop groups have no family; every route and rule names an IPv6 prefix
-	ip -n "$NS" -force -batch "$D.ops" >/dev/null 2>&1
+	# no -6: nexthop groups have no family; every route and rule names an IPv6 prefix.
+	# Lines starting with "!" are shell commands, run between the parts ip runs.
+	: >"$D.part"
+	while IFS= read -r line; do
+		if [ "${line#!}" != "$line" ]; then
+			ip -n "$NS" -force -batch "$D.part" >/dev/null 2>&1
+			: >"$D.part"
+			ip netns exec "$NS" sh -c "${line#!}" >/dev/null 2>&1
+		else
+			printf '%s\n' "$line" >>"$D.part"
+		fi
+	done <"$D.ops"
+	ip -n "$NS" -force -batch "$D.part" >/dev/null 2>&1
 	if ! wait_until 8 agree; then
 		agree
 		tap_diag "$V: burst $bursts (operations $((done_ops - BURST + 1))-$done_ops) disagrees; its operations:" \

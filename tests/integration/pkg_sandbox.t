@@ -18,6 +18,16 @@ require_rtsnapd
 UNIT=$TOP/packaging/systemd/rtsnapd.service
 SANDBOX=$TOP/build/tests/sandbox_exec
 T=$RTSNAP_TMP
+# The sandbox hides /home, /root (ProtectHome=) and /tmp, /var/tmp (PrivateTmp=), where a
+# checkout usually is: it runs copies placed as a package places its binaries.
+if [ -x "$SANDBOX" ]; then
+	public_copy BIN "$RTSNAPD" "$SANDBOX" || tap_bail "cannot copy the binaries under ${RTSNAP_PUBLIC_DIR:-/usr/local/libexec}"
+	SANDBOX=$BIN/sandbox_exec
+else
+	public_copy BIN "$RTSNAPD" || tap_bail "cannot copy rtsnapd under ${RTSNAP_PUBLIC_DIR:-/usr/local/libexec}"
+fi
+RTSNAPD=$BIN/$(basename "$RTSNAPD")
+tap_diag "binaries run from $BIN"
 
 score=$(systemd-analyze security --offline=true "$UNIT" 2>&1 | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
 tap_ok "$(awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 2.0) }'; echo $?)" \
@@ -75,6 +85,8 @@ cat >"$T/sandbox.sh" <<EOF
 #!/bin/bash
 # run as root in fresh mount, UTS and IPC namespaces; then drop to the unit's identity
 set -e
+# read before ProtectHome= or PrivateTmp= can hide it
+syscalls=\$(cat "$T/syscalls")
 mount -n --make-rprivate /
 # ProtectSystem=strict: every mount read-only but /dev, /proc, /sys
 findmnt -rn -o TARGET | grep -vE '^/(dev|proc|sys)(/|\$)' | sort -r | while read -r m; do
@@ -85,7 +97,6 @@ for m in /proc/sys /sys; do mount -n --bind "\$m" "\$m"; mount -n -o remount,bin
 # ProtectHome=yes
 for d in /home /root /run/user; do [ -d "\$d" ] && mount -n -t tmpfs -o ro,mode=0755 tmpfs "\$d"; done
 # PrivateTmp=yes (the seccomp allow list moves into the private /tmp)
-syscalls=\$(cat "$T/syscalls")
 mount -n -t tmpfs -o mode=1777 tmpfs /tmp
 printf '%s\n' "\$syscalls" >/tmp/.syscalls
 mount -n -t tmpfs -o mode=1777 tmpfs /var/tmp
@@ -173,6 +184,7 @@ wait "$PID"
 tap_is "$?" 0 "rtsnapd exits 0 on SIGTERM under the sandbox"
 tap_ok "$(grep -qiE 'denied|not permitted' "$T/d.log"; [ $? = 1 ]; echo $?)" \
 	"nothing was refused to the daemon (its log has no 'denied' or 'not permitted')"
+grep -iE 'denied|not permitted' "$T/d.log" | head -5 | while IFS= read -r l; do tap_diag "log: $l"; done
 
 # the same sandbox refuses what the unit forbids
 refused() { # DESC CMD...

@@ -26,6 +26,8 @@ _tap_planned=''   # plan printed by tap_plan, '' if none
 _ns_seq=0         # counter for unique namespace names
 _ns_list=()       # namespaces to delete on exit
 _bg_pids=()       # background processes to stop on exit
+_rm_dirs=()       # directories outside $RTSNAP_TMP to remove on exit
+_mounts=()        # file systems mounted by tmpfs_new, unmounted on exit
 declare -A _daemon_pid=()   # NS -> pid of rtsnapd started by daemon_start
 declare -A _daemon_log=()   # NS -> its log file
 
@@ -212,6 +214,12 @@ _cleanup() {
 		ip -n "$ns" -6 route flush table all >/dev/null 2>&1
 		ip netns delete "$ns" 2>/dev/null
 	done
+	for pid in "${_mounts[@]}"; do
+		umount "$pid" 2>/dev/null || umount -l "$pid" 2>/dev/null
+	done
+	for pid in "${_rm_dirs[@]}"; do
+		rm -rf "$pid"
+	done
 	if [ -z "$RTSNAP_KEEP_TMP" ]; then
 		rm -rf "$RTSNAP_TMP"
 	else
@@ -222,6 +230,34 @@ _cleanup() {
 trap _cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# tmpfs_new VAR SIZE: mount a fresh tmpfs of SIZE (mount's size=, e.g. 256k), mode 0755, on a
+# new directory under $RTSNAP_TMP, store the directory in VAR; unmounted on exit.
+tmpfs_new() {
+	local var=$1 dir
+	dir=$(mktemp -d "$RTSNAP_TMP/tmpfs.XXXXXX") || return 1
+	mount -t tmpfs -o "size=$2,mode=0755" tmpfs "$dir" || return 1
+	_mounts+=("$dir")
+	printf -v "$var" '%s' "$dir"
+}
+
+# public_copy VAR FILE...: copy the executables FILE... into a fresh directory where any user
+# and a systemd-like sandbox can run them, and store the directory in VAR. The checkout may be
+# anywhere: under /root (mode 0700: no other user can reach it) or under /home or /tmp, which
+# ProtectHome= and PrivateTmp= replace by empty file systems. The directory is a mktemp one
+# under /usr/local/libexec (RTSNAP_PUBLIC_DIR), the kind of place a package puts its
+# binaries, readable by all and outside what the unit hides; it is removed on exit.
+public_copy() {
+	local var=$1 base=${RTSNAP_PUBLIC_DIR:-/usr/local/libexec} dir f
+	shift
+	mkdir -p "$base" && dir=$(mktemp -d "$base/rtsnapt.XXXXXX") || return 1
+	_rm_dirs+=("$dir")
+	chmod 0755 "$dir"
+	for f in "$@"; do
+		install -m 0755 "$f" "$dir/" || return 1
+	done
+	printf -v "$var" '%s' "$dir"
+}
 
 # ---------------------------------------------------------------- namespaces
 
@@ -251,6 +287,13 @@ veth_pair() {
 	ip -n "$ns1" link add name "$if1" type veth peer name "$if2" netns "$ns2" || return 1
 	ip -n "$ns1" link set dev "$if1" up || return 1
 	ip -n "$ns2" link set dev "$if2" up
+}
+
+# ns_settle NS: wait (up to 10 s) until no IPv6 address in NS is still tentative, so the
+# link-local addresses' routes a new device brings have appeared before a test counts
+# publications (duplicate address detection takes a second or two after the link comes up).
+ns_settle() {
+	wait_until 10 eval "[ -z \"\$(ip -6 -n '$1' addr show tentative)\" ]"
 }
 
 # wait_true SECONDS 'EXPR': like wait_until, but the shell expression EXPR (single-quoted

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * http_query.c - the route query endpoints: /routes (filters, paging), /routes/lookup and
+ * /expiring. libmicrohttpd glue only: parsing and evaluation are in query.c.
+ *
+ * RCU readers only: every handler works on rq->snap (acquired by http.c), never blocks and
+ * never writes it. /routes bodies point into the snapshot (plus the few routes re-rendered
+ * for their "expires"), so the cost of a request is what it returns, not the table size.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtsnap/http_endpoints.h"
+#include "rtsnap/names.h"
+#include "rtsnap/query.h"
+
+/* Common argument checks: 1 to go on, 0 when an error response is queued (result in *res). */
+static int args_ok(struct http_req *rq, const char *const *allowed, enum MHD_Result *res)
+{
+	const char *bad = NULL;
+
+	if (http_args_check(rq, allowed, res))
+		return 0;
+	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, http_find_nul, &bad);
+	if (bad) {
+		*res = http_send_error(rq, 400, "query parameter '%.64s' contains a NUL byte", bad);
+		return 0;
+	}
+	return !http_no_snapshot(rq, res);
+}
+
+static enum MHD_Result send_strbuf(struct http_req *rq, unsigned int status, struct strbuf *sb)
+{
+	size_t len;
+	char *body;
+
+	if (sb->failed) {
+		strbuf_free(sb);
+		return http_send_error(rq, 500, "out of memory");
+	}
+	body = strbuf_detach(sb, &len);
+	if (!body)
+		return http_send_error(rq, 500, "out of memory");
+	return http_send_buffer(rq, status, "application/json", body, len);
+}
+
+/* /routes' parameters: query.c's and "family", listed once (pthread_once: any worker). */
+static const char *s_routes_params[32];
+
+static void routes_params_init(void)
+{
+	size_t n = 0;
+
+	while (query_params[n] && n < 30) {
+		s_routes_params[n] = query_params[n];
+		n++;
+	}
+	s_routes_params[n] = "family";
+}
+
+static const char *const *routes_params(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, routes_params_init);
+	return s_routes_params;
+}
+
+/*
+ * Append the answer of q on snapshot s to segs (n of them so far: the array's opening and the
+ * objects before), without its opening unless first and without its end unless last, with a
+ * comma between objects of two snapshots. Its expiring routes' text goes into *dyn, which must
+ * be empty: a later one would move it. The new count, or a negative errno.
+ */
+static int add_json(const struct snapshot *s, const struct query *q, int64_t now_ms, int first,
+		    int last, struct render_seg **segs, int n, struct strbuf *dyn)
+{
+	static const char comma[] = ",";
+	struct query_result res;
+	struct render_seg *grown;
+	int k;
+
+	if (dyn->len)
+		return -EINVAL;
+	if (query_run(s, q, now_ms, &res))
+		return -ENOMEM;
+	*dyn = res.dyn; /* the caller's now */
+	k = (int)res.nseg;
+	/* res.segs: "[", the objects (none: k == 2), "]\n" */
+	grown = realloc(*segs, (size_t)(n + k + 1) * sizeof(**segs));
+	if (!grown) {
+		free(res.segs);
+		return -ENOMEM;
+	}
+	*segs = grown;
+	if (!first && n > 1 && k > 2)
+		grown[n++] = (struct render_seg){ .p = comma, .len = 1 };
+	for (int i = !first; i < k - !last; i++)
+		grown[n++] = res.segs[i];
+	free(res.segs);
+	return n;
+}
+
+/*
+ * /routes?family=inet (the IPv4 snapshot, in rq->snap) or family=all (rq->snap2 IPv4, then
+ * rq->snap IPv6, in one array, as `rtsnapd --once --family all --format json` prints), with
+ * the filters that need no address (table, dev, protocol, type, metric); the others, and
+ * paging, go with family=inet6 only for now.
+ */
+static enum MHD_Result routes_family(struct http_req *rq, int all)
+{
+	static const char *const v6only[] = { "prefix", "covers", "gateway", "expiring",
+					      "limit",	"after",  NULL };
+	struct render_seg *segs = NULL;
+	struct strbuf dyn = { 0 }, none = { 0 };
+	struct query q = { 0 };
+	char err[256];
+	int n;
+
+	for (unsigned int i = 0; i < rq->nargs; i++) {
+		const char *key = rq->args[i].key;
+
+		if (!strcmp(key, "family"))
+			continue;
+		for (const char *const *k = v6only; *k; k++)
+			if (!strcmp(key, *k))
+				return http_send_error(
+				    rq, 400, "'%.64s' goes with family=inet6 only for now", key);
+		if (query_parse_arg(&q, snapshot_ctx(rq->snap)->names, key, rq->args[i].val, err,
+				    sizeof(err)))
+			return http_send_error(rq, 400, "%s", err);
+	}
+	if (!all) {
+		n = add_json(rq->snap, &q, rq->now_ms, 1, 1, &segs, 0, &dyn);
+	} else {
+		/* IPv4 records carry no deadline: nothing is rendered into none */
+		n = add_json(rq->snap2, &q, rq->now_ms, 1, 0, &segs, 0, &none);
+		if (n >= 0 && none.len)
+			n = -EINVAL;
+		if (n >= 0)
+			n = add_json(rq->snap, &q, rq->now_ms, 0, 1, &segs, n, &dyn);
+	}
+	strbuf_free(&none);
+	if (n < 0) {
+		free(segs);
+		strbuf_free(&dyn);
+		return http_send_error(rq, 500, "cannot render the routes: %s", strerror(-n));
+	}
+	return http_send_snapshot_segs(rq, 200, "application/json", segs, (unsigned int)n, &dyn);
+}
+
+enum MHD_Result http_ep_routes(struct http_req *rq)
+{
+	const char *hdrs[3] = { "X-Next-After", NULL, NULL };
+	const char *fam;
+	struct query q = { 0 };
+	struct query_result res;
+	enum MHD_Result mres;
+	char err[256];
+
+	if (!args_ok(rq, routes_params(), &mres))
+		return mres;
+	fam = http_arg(rq, "family");
+	if (fam && strcmp(fam, "inet6")) {
+		int all = !strcmp(fam, "all");
+
+		if (!all && strcmp(fam, "inet"))
+			return http_send_error(rq, 400,
+					       "bad value for 'family': inet6 (the default), inet "
+					       "or all");
+		if (!rq->chain4)
+			return http_send_error(
+			    rq, 404, "IPv4 is not followed: start rtsnapd with --family all");
+		/* the IPv4 snapshot: in place of the IPv6 one, or beside it */
+		if (all) {
+			rq->snap2 = snapshot_acquire(rq->chain4);
+		} else {
+			snapshot_release(rq->snap);
+			rq->snap = snapshot_acquire(rq->chain4);
+		}
+		if (!rq->snap || (all && !rq->snap2))
+			return http_send_error(rq, 503, "no snapshot published yet");
+		return routes_family(rq, all);
+	}
+	for (unsigned int i = 0; i < rq->nargs; i++) {
+		if (!strcmp(rq->args[i].key, "family"))
+			continue;
+		if (query_parse_arg(&q, snapshot_ctx(rq->snap)->names, rq->args[i].key,
+				    rq->args[i].val, err, sizeof(err)))
+			return http_send_error(rq, 400, "%s", err);
+	}
+	if (query_run(rq->snap, &q, rq->now_ms, &res))
+		return http_send_error(rq, 500, "out of memory");
+	if (res.next[0]) {
+		hdrs[1] = res.next; /* copied by libmicrohttpd when the response is built */
+		rq->headers = hdrs;
+	}
+	mres = http_send_snapshot_segs(rq, 200, "application/json", res.segs,
+				       (unsigned int)res.nseg, &res.dyn);
+	rq->headers = NULL;
+	return mres;
+}
+
+enum MHD_Result http_ep_lookup(struct http_req *rq)
+{
+	struct lookup_query lq;
+	struct strbuf sb = { 0 };
+	enum MHD_Result mres;
+	char err[256];
+	long i;
+
+	if (!args_ok(rq, query_lookup_params, &mres))
+		return mres;
+	query_lookup_init(&lq);
+	for (unsigned int k = 0; k < rq->nargs; k++)
+		if (query_lookup_parse_arg(&lq, snapshot_ctx(rq->snap)->names, rq->args[k].key,
+					   rq->args[k].val, err, sizeof(err)))
+			return http_send_error(rq, 400, "%s", err);
+	if (!lq.have_addr)
+		return http_send_error(rq, 400, "missing query parameter 'addr'");
+	i = query_lookup(rq->snap, &lq, rq->now_ms);
+	if (i < 0) {
+		char a[INET6_ADDRSTRLEN], b[12];
+
+		inet_ntop(AF_INET6, lq.addr, a, sizeof(a));
+		return http_send_error(rq, 404, "no route to %s in table %s", a,
+				       names_table(snapshot_ctx(rq->snap)->names, lq.table, b));
+	}
+	strbuf_reserve(&sb, 512);
+	query_render_route(rq->snap, (size_t)i, rq->now_ms, &sb);
+	strbuf_putc(&sb, '\n');
+	return send_strbuf(rq, 200, &sb);
+}
+
+enum MHD_Result http_ep_expiring(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	struct strbuf sb = { 0 };
+	enum MHD_Result mres;
+
+	if (!args_ok(rq, allowed, &mres))
+		return mres;
+	query_render_expiring(rq->snap, rq->now_ms, &sb);
+	return send_strbuf(rq, 200, &sb);
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * http_status.c - /status (the snapshot, the collector's counters and health, the web
+ * configuration, in JSON) and /healthz (fresh or stale).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rtsnap/auth.h"
+#include "rtsnap/http_endpoints.h"
+#include "rtsnap/names.h"
+#include "rtsnap/stats.h"
+#include "rtsnap/webconfig.h"
+
+static void iso8601(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	int ms = (int)(ts->tv_nsec / 1000000);
+
+	gmtime_r(&ts->tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+/* The collector's state besides its counters (those come from the table: stats.h). */
+static void status_collector(const struct collector_stats *st, json_t *o, int64_t now_ms)
+{
+	int64_t overrun = stats_get(st->last_enobufs_mono_ms);
+
+	json_object_set_new(o, "resync_running",
+			    stats_get(st->resync_phase) == 2   ? json_string("merge")
+			    : stats_get(st->resync_phase) == 1 ? json_string("dump")
+							       : json_null());
+	json_object_set_new(o, "last_overrun_age_seconds",
+			    overrun ? json_real((double)(now_ms - overrun) / 1000.0) : json_null());
+}
+
+enum MHD_Result http_ep_status(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	const struct snapshot *s = rq->snap;
+	const struct collector_stats *st = rq->stats;
+	json_t *o, *tables, *coll;
+	enum MHD_Result res;
+	char when[64], b[12];
+	struct timespec at;
+	char *body;
+	size_t routes = 0;
+
+	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
+		return res;
+	o = json_object();
+	tables = json_array();
+	coll = json_object();
+	for (size_t i = 0; i < snapshot_ntables(s); i++) {
+		const struct snapshot_table *t = snapshot_table_at(s, i);
+
+		routes += t->routes;
+		json_array_append_new(
+		    tables, json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)t->id, "name",
+				      names_table(snapshot_ctx(s)->names, t->id, b), "routes",
+				      (json_int_t)t->routes, "proc_lines", (json_int_t)t->lines));
+	}
+	at = snapshot_taken_at(s);
+	iso8601(&at, when, sizeof(when));
+	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
+	json_object_set_new(o, "generation", json_integer((json_int_t)snapshot_generation(s)));
+	json_object_set_new(o, "taken_at", json_string(when));
+	json_object_set_new(o, "age_seconds",
+			    json_real((double)(rq->now_ms - snapshot_taken_mono_ms(s)) / 1000.0));
+	json_object_set_new(o, "duration_seconds", json_real(snapshot_duration_s(s)));
+	json_object_set_new(o, "trigger", json_string(stats_trigger_name(snapshot_trigger(s))));
+	json_object_set_new(o, "stale", json_boolean(!stats_is_fresh(st)));
+	json_object_set_new(o, "interval_seconds",
+			    json_integer((json_int_t)stats_get(st->interval_s)));
+	json_object_set_new(o, "routes", json_integer((json_int_t)routes));
+	json_object_set_new(o, "proc_bytes", json_integer((json_int_t)snapshot_proc_len(s)));
+	json_object_set_new(o, "expiring", json_integer((json_int_t)snapshot_nexpiring(s)));
+	json_object_set_new(o, "tables", tables);
+	stats_status_json(st, o, coll); /* every counter, from the table */
+	status_collector(st, coll, rq->now_ms);
+	json_object_set_new(o, "collector", coll);
+	if (rq->web) {
+		const struct webconfig *wc = rq->web;
+		struct auth_stats as;
+
+		auth_stats(&as);
+		json_object_set_new(
+		    o, "web_config",
+		    json_pack("{s:s,s:b,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "path", wc->path,
+			      "tls", wc->tls, "client_auth_type",
+			      wc->tls ? webconfig_client_auth_name(wc->client_auth) : "none",
+			      "basic_auth_users", (json_int_t)wc->nusers, "bcrypt_checks",
+			      (json_int_t)as.bcrypt_runs, "cached_checks",
+			      (json_int_t)(as.cached_ok + as.cached_bad), "cached_refusals",
+			      (json_int_t)as.cached_bad, "coalesced_checks",
+			      (json_int_t)as.coalesced, "limited_checks", (json_int_t)as.limited,
+			      "busy_checks", (json_int_t)as.busy, "checks_waiting",
+			      (json_int_t)as.queued));
+	}
+	json_object_set_new(o, "last_error",
+			    stats_get(st->last_error)
+				? json_string(strerror(-stats_get(st->last_error)))
+				: json_null());
+	{
+		json_t *faults = json_array();
+
+		stats_faults_json(st, faults, rq->now_ms); /* every fault set now */
+		json_object_set_new(o, "faults", faults);
+	}
+	body = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!body)
+		return http_send_error(rq, 500, "out of memory");
+	return http_send_buffer(rq, 200, "application/json", body, strlen(body));
+}
+
+enum MHD_Result http_ep_healthz(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	enum MHD_Result res;
+	int fresh = rq->snap && stats_is_fresh(rq->stats);
+	char *body;
+
+	if (http_args_check(rq, allowed, &res))
+		return res;
+	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu}\n", fresh ? "ok" : "stale",
+		     rq->snap ? (unsigned long long)snapshot_generation(rq->snap) : 0ULL) < 0)
+		return MHD_NO;
+	return http_send_buffer(rq, fresh ? 200 : 503, "application/json", body, strlen(body));
+}

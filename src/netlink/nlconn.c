@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nlconn.c - rtnetlink socket I/O (see nlconn.h). Errors are counted here, where they happen,
+ * in the counters of the instance the connection works for; nothing is logged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "rtsnap/nlconn.h"
+#include "rtsnap/stats.h"
+
+/* Count in the instance's counters, if the connection works for one. */
+#define count(c, field)                            \
+	do {                                       \
+		if ((c)->st)                       \
+			stats_inc((c)->st->field); \
+	} while (0)
+
+#define RECV_TIMEOUT_S 10
+#define NOTIFY_RCVBUF (64 << 20)
+#define RECV_BUF_MIN (64 << 10)
+
+void nlconn_close(struct nlconn *c)
+{
+	if (c->sk)
+		nl_socket_free(c->sk);
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes)
+{
+	int sz = bytes ? (int)bytes : NOTIFY_RCVBUF;
+	socklen_t len = sizeof(sz);
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0 &&
+	    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)) < 0)
+		return -errno;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0 && sz > 0)
+		c->rcvbuf = (size_t)sz;
+	return 0;
+}
+
+ssize_t nlconn_queued(const struct nlconn *c)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0)
+		return -errno;
+	if (len <= SK_MEMINFO_RMEM_ALLOC * sizeof(mi[0]))
+		return -EINVAL;
+	return (ssize_t)mi[SK_MEMINFO_RMEM_ALLOC];
+}
+
+/* A dump socket, a notification socket (route, link, nexthop, rule events), or a dump socket
+ * with strict checking (NETLINK_GET_STRICT_CHK: the kernel honours dump filters). */
+int nlconn_open(struct nlconn *c, enum nlconn_mode mode, struct collector_stats *st)
+{
+	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->st = st;
+	c->sk = nl_socket_alloc();
+	if (!c->sk)
+		return -ENOMEM;
+	nl_socket_disable_seq_check(c->sk);
+	nl_socket_disable_auto_ack(c->sk);
+	ret = nl_connect(c->sk, NETLINK_ROUTE);
+	if (ret < 0) {
+		nlconn_close(c);
+		return -EIO;
+	}
+	c->fd = nl_socket_get_fd(c->sk);
+	c->port = nl_socket_get_local_port(c->sk);
+	c->seq = (uint32_t)time(NULL);
+	c->bufsz = RECV_BUF_MIN;
+	c->buf = malloc(c->bufsz);
+	if (!c->buf) {
+		nlconn_close(c);
+		return -ENOMEM;
+	}
+	if (mode == NLCONN_NOTIFY || mode == NLCONN_NOTIFY4) {
+		nlconn_set_rcvbuf(c, 0);
+		if (mode == NLCONN_NOTIFY)
+			ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
+							RTNLGRP_NEXTHOP, RTNLGRP_IPV6_RULE,
+							RTNLGRP_IPV6_PREFIX, RTNLGRP_IPV6_IFADDR,
+							RTNLGRP_ND_USEROPT, 0);
+		else
+			ret = nl_socket_add_memberships(c->sk, RTNLGRP_IPV4_ROUTE, RTNLGRP_LINK,
+							RTNLGRP_NEXTHOP, RTNLGRP_IPV4_RULE,
+							RTNLGRP_IPV4_IFADDR, 0);
+		if (ret < 0) {
+			nlconn_close(c);
+			return -EIO;
+		}
+		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+	} else {
+		int sz = 4 << 20;
+
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (mode == NLCONN_STRICT) {
+			int one = 1;
+
+			if (setsockopt(c->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
+				       sizeof(one)) < 0) {
+				nlconn_close(c);
+				return -errno;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
+ * Returns its length, or a negative errno (-EAGAIN on a non-blocking socket with nothing).
+ */
+ssize_t nlconn_recv(struct nlconn *c, int flags)
+{
+	struct sockaddr_nl sa;
+	struct iovec iov;
+	struct msghdr msg = {
+		.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1
+	};
+	ssize_t n;
+
+	for (;;) {
+		iov.iov_base = c->buf;
+		iov.iov_len = c->bufsz;
+		n = recvmsg(c->fd, &msg, MSG_PEEK | MSG_TRUNC | flags);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if ((size_t)n > c->bufsz) {
+			char *p = realloc(c->buf, (size_t)n);
+
+			if (!p)
+				return -ENOMEM;
+			c->buf = p;
+			c->bufsz = (size_t)n;
+		}
+		break;
+	}
+	iov.iov_base = c->buf;
+	iov.iov_len = c->bufsz;
+	do {
+		n = recvmsg(c->fd, &msg, flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (msg.msg_flags & MSG_TRUNC)
+		return -EMSGSIZE;
+	if (sa.nl_pid != 0)
+		return 0; /* not from the kernel: ignore the datagram */
+	return n;
+}
+
+/*
+ * One dump: send the request, feed every reply message to cb until NLMSG_DONE. Returns 0,
+ * -EINTR if the kernel flagged the dump inconsistent (NLM_F_DUMP_INTR: redo it), or another
+ * negative errno. cb returns 0 to go on, -EBADMSG to count-and-skip, other negatives abort
+ * (the rest of the dump is still read so the socket stays in step).
+ */
+int nlconn_dump(struct nlconn *c, uint16_t type, const void *req, size_t reqlen, nlconn_dump_cb cb,
+		void *ctx)
+{
+	struct {
+		struct nlmsghdr nlh;
+		char body[64];
+	} m;
+	int ret = 0, intr = 0;
+	uint32_t seq = ++c->seq;
+
+	memset(&m, 0, sizeof(m));
+	m.nlh.nlmsg_len = (uint32_t)NLMSG_LENGTH(reqlen);
+	m.nlh.nlmsg_type = type;
+	m.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	m.nlh.nlmsg_seq = seq;
+	memcpy(NLMSG_DATA(&m.nlh), req, reqlen);
+	if (send(c->fd, &m, m.nlh.nlmsg_len, 0) < 0) {
+		count(c, errors[CERR_SOCKET]);
+		return -errno;
+	}
+	for (;;) {
+		struct timespec r0, r1;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &r0);
+		n = nlconn_recv(c, 0);
+		if (c->pace && n > 0) {
+			long us;
+
+			clock_gettime(CLOCK_MONOTONIC, &r1);
+			us = (r1.tv_sec - r0.tv_sec) * 1000000L + (r1.tv_nsec - r0.tv_nsec) / 1000;
+			if (us > NLCONN_PACE_US) {
+				/* the kernel produces the next datagram inside this receive; a slow one
+				 * walked its table from the root again (a change since the last:
+				 * fib6_dump_table), holding the table's lock against route writers.
+				 * Pausing as long lets them, and whoever follows them, catch up before
+				 * the next walk (kernel-facts.md, "Dump mechanics") */
+				struct timespec d = { us / 1000000, us % 1000000 * 1000 };
+
+				nanosleep(&d, NULL);
+			}
+		}
+		const struct nlmsghdr *nlh;
+		size_t left;
+
+		if (n < 0) {
+			count(c, errors[n == -EAGAIN ? CERR_TIMEOUT : CERR_RECV]);
+			return (int)n;
+		}
+		left = (size_t)n;
+		for (nlh = (const struct nlmsghdr *)c->buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left)) {
+			if (nlh->nlmsg_seq != seq || nlh->nlmsg_pid != c->port)
+				continue; /* a stale reply from an aborted dump */
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				intr = 1;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				int derr = 0;
+
+				/* a dump that failed says so in its DONE message */
+				if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+					memcpy(&derr, NLMSG_DATA(nlh), sizeof(derr));
+				if (derr < 0 && !ret)
+					ret = derr;
+				return ret ? ret : (intr ? -EINTR : 0);
+			}
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+				count(c, errors[CERR_NLMSGERR]);
+				if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+					return -EBADMSG;
+				return e->error ? e->error : -EPROTO;
+			}
+			if (ret)
+				continue; /* aborted: drain to NLMSG_DONE */
+			{
+				int r = cb(nlh, ctx);
+
+				if (r == -EBADMSG)
+					count(c, malformed);
+				else if (r == -ECANCELED)
+					return r; /* the caller closes c: no need to drain */
+				else if (r < 0)
+					ret = r;
+			}
+		}
+		if (left) {
+			/* trailing bytes that do not form a message */
+			count(c, errors[CERR_TRUNCATED]);
+			count(c, malformed);
+		}
+	}
+}

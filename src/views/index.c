@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * index.c - the per-snapshot indexes behind /routes filters and /routes/lookup.
+ *
+ * Nothing here is proportional to the table: a snapshot's records are already in the
+ * kernel's order key (index.h) table by table, in segments that are shared between
+ * snapshots, so every query is a binary search on that key. What is built per snapshot
+ * (collector thread) is O(tables + segments + expiring routes):
+ *   - per table: the prefix lengths present (the union of its segments' bitmaps);
+ *   - the tables by id;
+ *   - the expiring routes in record order (s->expiring is in deadline order).
+ *
+ * A "run" is the set of routes of one fib6 node (or of its source subtree): one (dst/len,
+ * has-a-source-prefix) pair, contiguous in key order. Longest-prefix match finds the run of
+ * each prefix length present in the table, longest first; "inside P" and paging cursors are
+ * binary searches on the key.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/rtnetlink.h>
+
+#include "rtsnap/index.h"
+#include "rtsnap/order.h"
+
+struct ix_table {
+	uint32_t id, first, count; /* records [first, first + count) incl. a placeholder */
+	uint64_t has0[3], has1[3]; /* bit L: a run of dst_len L with / without source prefix */
+	uint8_t nlens;
+	uint8_t lens[129]; /* dst lengths with any run, longest first */
+};
+
+struct ix_tid {
+	uint32_t id, pos;
+};
+
+struct lookup_index {
+	struct ix_table *tables;
+	size_t ntables;
+	struct ix_tid *tids; /* sorted by id */
+	uint32_t *exp_rec;   /* expiring routes by record index */
+	size_t nexp;
+	size_t bytes;
+	double build_s;
+};
+
+static inline const struct route *pos_route(const struct snapshot *s, const struct ix_table *t,
+					    uint32_t rel)
+{
+	return snapshot_route(s, (size_t)t->first + rel);
+}
+
+/* Does r belong to the run (kind, len, masked dst hi/lo)? */
+static inline int run_match(const struct route *r, uint32_t table, unsigned int kind,
+			    unsigned int len, uint64_t hi, uint64_t lo)
+{
+	uint64_t h, l;
+
+	if (r->placeholder || r->table != table || r->dst_len != len || (r->src_len != 0) != !kind)
+		return 0;
+	order_span(r->dst, len, 0, &h, &l);
+	return h == hi && l == lo;
+}
+
+static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct order_key *k,
+		      int after);
+
+/* Table-relative position of the run's first record, or -1. The run's first key: a route
+ * without a source prefix sorts by (end of dst, 1, 255 - len, metric), a source-specific one
+ * by (first address of dst, 0, len, ...); metric and source 0 come first. */
+static long probe(const struct snapshot *s, const struct ix_table *t, unsigned int kind,
+		  unsigned int len, uint64_t hi, uint64_t lo)
+{
+	struct order_key k = { 0 };
+	uint8_t a[16];
+	uint32_t p;
+
+	for (int i = 0; i < 8; i++) {
+		a[i] = (uint8_t)(hi >> (56 - 8 * i));
+		a[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+	}
+	order_span(a, len, kind, &k.a_hi, &k.a_lo);
+	k.c = kind ? 1u << 8 | (255u - len) : len;
+	p = bound(s, t, &k, 0);
+	if (p < t->count && run_match(pos_route(s, t, p), t->id, kind, len, hi, lo))
+		return (long)p;
+	return -1;
+}
+
+/* ---- build ---- */
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct ix_tid *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int has_bit(const uint64_t *bm, unsigned int b)
+{
+	return (bm[b / 64] >> (b % 64)) & 1;
+}
+
+int index_build(struct snapshot *s)
+{
+	struct lookup_index *ix = calloc(1, sizeof(*ix));
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!ix)
+		return -ENOMEM;
+	ix->ntables = snapshot_ntables(s);
+	ix->tables = calloc(snapshot_ntables(s) ? snapshot_ntables(s) : 1, sizeof(*ix->tables));
+	ix->tids = calloc(snapshot_ntables(s) ? snapshot_ntables(s) : 1, sizeof(*ix->tids));
+	if (!ix->tables || !ix->tids)
+		goto fail;
+	ix->bytes = sizeof(*ix) + snapshot_ntables(s) * (sizeof(*ix->tables) + sizeof(*ix->tids));
+	for (size_t ti = 0; ti < snapshot_ntables(s); ti++) {
+		const struct snapshot_table *st = snapshot_table_at(s, ti);
+		struct ix_table *t = &ix->tables[ti];
+
+		t->id = st->id;
+		t->first = st->first;
+		t->count = st->count;
+		ix->tids[ti].id = t->id;
+		ix->tids[ti].pos = (uint32_t)ti;
+		for (int w = 0; w < 3; w++) {
+			t->has0[w] = st->lens0[w];
+			t->has1[w] = st->lens1[w];
+		}
+		for (int l = 128; l >= 0; l--)
+			if (has_bit(t->has0, (unsigned int)l) || has_bit(t->has1, (unsigned int)l))
+				t->lens[t->nlens++] = (uint8_t)l;
+	}
+	qsort(ix->tids, ix->ntables, sizeof(*ix->tids), cmp_tid);
+
+	/* expiring routes in kernel order: segment by segment, each in record order */
+	if (snapshot_nexpiring(s)) {
+		ix->exp_rec = malloc(snapshot_nexpiring(s) * sizeof(*ix->exp_rec));
+		if (!ix->exp_rec)
+			goto fail;
+		size_t nexp_groups;
+		const uint32_t *exp_groups = snapshot_expiring_groups(s, &nexp_groups);
+
+		for (size_t e = 0; e < nexp_groups; e++) {
+			uint32_t first;
+			const struct seggroup *grp = snapshot_group(s, exp_groups[e], &first);
+
+			for (uint32_t m = 0; m < grp->nsegs; m++) {
+				const struct segment *g = grp->segs[m];
+				uint32_t base = first + grp->first[m];
+
+				if (!grp->sums[m].nexp)
+					continue;
+				for (uint32_t j = 0; j < g->nexp; j++)
+					ix->exp_rec[ix->nexp++] = base + g->exp[j];
+			}
+		}
+		ix->bytes += snapshot_nexpiring(s) * sizeof(*ix->exp_rec);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ix->build_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	snapshot_views(s)->lookup = ix;
+	return 0;
+fail:
+	index_free(ix);
+	return -ENOMEM;
+}
+
+void index_free(struct lookup_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->tables);
+	free(ix->tids);
+	free(ix->exp_rec);
+	free(ix);
+}
+
+size_t index_bytes(const struct lookup_index *ix)
+{
+	return ix ? ix->bytes : 0;
+}
+
+double index_build_seconds(const struct lookup_index *ix)
+{
+	return ix ? ix->build_s : 0;
+}
+
+/* ---- queries ---- */
+
+int index_table_pos(const struct snapshot *s, uint32_t id)
+{
+	const struct lookup_index *ix = snapshot_views(s)->lookup;
+	struct ix_tid key = { .id = id };
+	const struct ix_tid *p;
+
+	if (!ix || !ix->ntables)
+		return -1;
+	p = bsearch(&key, ix->tids, ix->ntables, sizeof(*ix->tids), cmp_tid);
+	return p ? (int)p->pos : -1;
+}
+
+static int route_usable(const struct snapshot *s, const struct route *r, int64_t now_ms)
+{
+	if (r->expires_ms && r->expires_ms <= now_ms)
+		return 0; /* fib6_check_expired */
+	if (r->rtm_flags & RTNH_F_DEAD)
+		return 0;
+	if (r->nh_count > 1) {
+		for (unsigned int i = 0; i < r->nh_count; i++)
+			if (!(snapshot_route_nh(s, r, i)->flags & RTNH_F_DEAD))
+				return 1;
+		return 0;
+	}
+	return !(r->nh_count == 1 && (r->nh.flags & RTNH_F_DEAD));
+}
+
+/* Does the source prefix of r contain address src? */
+static int src_contains(const struct route *r, const uint8_t src[16])
+{
+	uint64_t h, l, ah, al;
+
+	order_span(r->src, r->src_len, 0, &h, &l);
+	order_span(src, r->src_len, 0, &ah, &al);
+	return ah == h && al == l;
+}
+
+long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16],
+		  const uint8_t *src, int64_t now_ms)
+{
+	static const uint8_t any[16];
+	const struct ix_table *t;
+	int tpos = index_table_pos(s, table);
+
+	if (tpos < 0)
+		return -ENOENT;
+	t = &snapshot_views(s)->lookup->tables[tpos];
+	if (!src)
+		src = any;
+	for (unsigned int k = 0; k < t->nlens; k++) {
+		unsigned int len = t->lens[k];
+		uint64_t hi, lo;
+		long p;
+
+		order_span(dst, len, 0, &hi, &lo);
+		if (has_bit(t->has0, len)) {
+			p = probe(s, t, 0, len, hi, lo);
+			if (p >= 0) {
+				int matched = 0;
+
+				for (uint32_t i = (uint32_t)p; i < t->count; i++) {
+					const struct route *r = pos_route(s, t, i);
+
+					if (!run_match(r, t->id, 0, len, hi, lo))
+						break;
+					if (!src_contains(r, src))
+						continue;
+					matched = 1;
+					if (route_usable(s, r, now_ms))
+						return (long)(t->first + i);
+				}
+				/* a node with a source subtree is entered only through it */
+				if (!matched)
+					continue;
+			}
+		}
+		if (!has_bit(t->has1, len))
+			continue;
+		p = probe(s, t, 1, len, hi, lo);
+		if (p < 0)
+			continue;
+		for (uint32_t i = (uint32_t)p; i < t->count; i++) {
+			const struct route *r = pos_route(s, t, i);
+
+			if (!run_match(r, t->id, 1, len, hi, lo))
+				break;
+			if (route_usable(s, r, now_ms))
+				return (long)(t->first + i);
+		}
+	}
+	return -ENOENT;
+}
+
+/* First table-relative position whose key is >= k (after = 0) or > k (after = 1). */
+static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct order_key *k,
+		      int after)
+{
+	uint32_t lo = 0, hi = t->count;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct order_key m;
+		int c;
+
+		order_key_of(pos_route(s, t, mid), &m);
+		c = order_key_cmp(&m, k);
+		if (c < 0 || (after && c == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void inside_bounds(const struct snapshot *s, const struct ix_table *t,
+			  const uint8_t addr[16], uint8_t len, uint32_t *lo, uint32_t *hi)
+{
+	struct order_key klo = { 0 }, khi;
+
+	order_span(addr, len, 0, &klo.a_hi, &klo.a_lo);
+	klo.c = len;
+	order_span(addr, len, 1, &khi.a_hi, &khi.a_lo);
+	khi.c = 1u << 8 | (255u - len);
+	khi.s_hi = khi.s_lo = ~0ull;
+	khi.sl = khi.metric = UINT32_MAX;
+	*lo = bound(s, t, &klo, 0);
+	*hi = bound(s, t, &khi, 1);
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+int index_inside_range(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+		       uint32_t *lo, uint32_t *hi)
+{
+	const struct ix_table *t = &snapshot_views(s)->lookup->tables[tpos];
+
+	inside_bounds(s, t, addr, len, lo, hi);
+	*lo += t->first;
+	*hi += t->first;
+	return 1;
+}
+
+long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+			  uint32_t **out)
+{
+	const struct ix_table *t = &snapshot_views(s)->lookup->tables[tpos];
+	uint32_t lo, hi, *v;
+
+	inside_bounds(s, t, addr, len, &lo, &hi);
+	v = malloc(((size_t)(hi - lo) + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = lo; i < hi; i++)
+		v[i - lo] = t->first + i;
+	*out = v;
+	return (long)(hi - lo);
+}
+
+long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
+		  uint32_t **out)
+{
+	const struct ix_table *t = &snapshot_views(s)->lookup->tables[tpos];
+	size_t n = 0, cap = 16;
+	uint32_t *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < t->nlens; k++) {
+		unsigned int l = t->lens[k];
+		uint64_t hi, lo;
+
+		if (l > len)
+			continue;
+		order_span(addr, l, 0, &hi, &lo);
+		for (unsigned int kind = 0; kind < 2; kind++) {
+			long p;
+
+			if (!has_bit(kind ? t->has1 : t->has0, l))
+				continue;
+			p = probe(s, t, kind, l, hi, lo);
+			for (uint32_t i = p < 0 ? t->count : (uint32_t)p; i < t->count; i++) {
+				const struct route *r = pos_route(s, t, i);
+
+				if (!run_match(r, t->id, kind, l, hi, lo))
+					break;
+				if (n == cap) {
+					uint32_t *nv = realloc(v, 2 * cap * sizeof(*v));
+
+					if (!nv) {
+						free(v);
+						return -ENOMEM;
+					}
+					v = nv;
+					cap *= 2;
+				}
+				v[n++] = t->first + i;
+			}
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*out = v;
+	return (long)n;
+}
+
+const uint32_t *index_expiring_by_record(const struct snapshot *s, size_t *n)
+{
+	*n = snapshot_views(s)->lookup ? snapshot_views(s)->lookup->nexp : 0;
+	return snapshot_views(s)->lookup ? snapshot_views(s)->lookup->exp_rec : NULL;
+}
+
+void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
+{
+	const struct route *r = snapshot_route(s, i);
+	struct order_key k, p;
+	int tpos = index_table_pos(s, r->table);
+	size_t first = tpos >= 0 ? snapshot_views(s)->lookup->tables[tpos].first : i;
+
+	memset(c, 0, sizeof(*c));
+	c->table = r->table;
+	memcpy(c->dst, r->dst, 16);
+	memcpy(c->src, r->src, 16);
+	c->dst_len = r->dst_len;
+	c->src_len = r->src_len;
+	c->metric = r->metric;
+	if (r->nh_count) {
+		const struct route_nh *nh = snapshot_route_nh(s, r, 0);
+
+		memcpy(c->gw, nh->gw, 16);
+		c->ifindex = nh->ifindex;
+	}
+	order_key_of(r, &k);
+	while (i > first) {
+		order_key_of(snapshot_route(s, --i), &p);
+		if (order_key_cmp(&p, &k))
+			break;
+		c->ordinal++;
+	}
+}
+
+/* Record index of table-relative position pos (the table's end when pos is past it). */
+static size_t resume_at(const struct snapshot *s, const struct ix_table *t, uint32_t pos)
+{
+	if (pos >= t->count)
+		return (size_t)t->first + t->count;
+	return (size_t)t->first + pos;
+}
+
+/* Is r the route cursor c was taken from (same first nexthop)? */
+static int cursor_route(const struct snapshot *s, const struct route *r,
+			const struct index_cursor *c)
+{
+	const struct route_nh *nh;
+
+	if (!r->nh_count)
+		return c->ifindex == 0;
+	nh = snapshot_route_nh(s, r, 0);
+	return nh->ifindex == c->ifindex && memcmp(nh->gw, c->gw, 16) == 0;
+}
+
+size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *c)
+{
+	const struct ix_table *t;
+	struct order_key k, m;
+	uint32_t pos, end;
+	int tpos = index_table_pos(s, c->table);
+
+	if (tpos < 0) {
+		/* the table is gone: continue with the next hash bucket */
+		for (size_t i = 0; i < snapshot_ntables(s); i++)
+			if (snapshot_table_at(s, i)->id % 256 > c->table % 256)
+				return snapshot_table_at(s, i)->first;
+		return snapshot_nroutes(s);
+	}
+	t = &snapshot_views(s)->lookup->tables[tpos];
+	order_key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
+	pos = bound(s, t, &k, 0);
+	/* [pos, end): the routes with the cursor's key; usually one */
+	for (end = pos; end < t->count; end++) {
+		order_key_of(pos_route(s, t, end), &m);
+		if (order_key_cmp(&m, &k))
+			break;
+	}
+	for (uint32_t i = pos; i < end; i++)
+		if (cursor_route(s, pos_route(s, t, i), c))
+			return resume_at(s, t, i + 1);
+	return resume_at(s, t, end - pos > c->ordinal ? pos + c->ordinal : end);
+}

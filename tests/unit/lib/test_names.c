@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_names - iproute2's names read from a directory, and the cache that reads the files
+ * again only when one of them was added, changed or removed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "rtsnap/names.h"
+
+static char s_dir[64];
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", s_dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const char *table(const struct names *n, uint32_t id)
+{
+	static char buf[12];
+
+	return names_table(n, id, buf);
+}
+
+static void test_cache_reads_on_change(void **state)
+{
+	struct names_cache *c = NULL;
+	struct names *a = NULL, *b = NULL, *d = NULL, *e = NULL, *f = NULL;
+	char path[256];
+
+	(void)state;
+	write_file("rt_tables", "100 alpha\n");
+	assert_int_equal(names_cache_new(s_dir, &c), 0);
+	assert_int_equal(names_cache_get(c, &a), 0);
+	assert_string_equal(table(a, 100), "alpha");
+	assert_string_equal(table(a, 254), "main");
+
+	/* nothing changed: the same object, no read */
+	assert_int_equal(names_cache_get(c, &b), 0);
+	assert_ptr_equal(a, b);
+	assert_int_equal(names_cache_loads(c), 1);
+
+	/* a file changed */
+	write_file("rt_tables", "100 alpha\n101 beta\n");
+	assert_int_equal(names_cache_get(c, &d), 0);
+	assert_ptr_not_equal(d, a);
+	assert_string_equal(table(d, 101), "beta");
+	assert_string_equal(table(a, 101), "101"); /* a is immutable, still held */
+	assert_int_equal(names_cache_loads(c), 2);
+
+	/* a file added to a .d directory */
+	snprintf(path, sizeof(path), "%s/rt_tables.d", s_dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	write_file("rt_tables.d/x.conf", "102 gamma\n");
+	assert_int_equal(names_cache_get(c, &e), 0);
+	assert_string_equal(table(e, 102), "gamma");
+	assert_int_equal(names_cache_loads(c), 3);
+
+	/* removed again */
+	snprintf(path, sizeof(path), "%s/rt_tables.d/x.conf", s_dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(names_cache_get(c, &f), 0);
+	assert_string_equal(table(f, 102), "102");
+	assert_int_equal(names_cache_loads(c), 4);
+	snprintf(path, sizeof(path), "%s/rt_tables.d", s_dir);
+	assert_int_equal(rmdir(path), 0);
+
+	/* every reference is the caller's own: dropping them in any order is fine */
+	names_cache_free(c);
+	names_free(b);
+	names_free(a);
+	names_free(f);
+	names_free(e);
+	names_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cache_reads_on_change),
+	};
+	char path[256];
+	int ret;
+
+	snprintf(s_dir, sizeof(s_dir), "/tmp/rtsnap-names-XXXXXX");
+	if (!mkdtemp(s_dir))
+		return 1;
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	snprintf(path, sizeof(path), "%s/rt_tables", s_dir);
+	unlink(path);
+	rmdir(s_dir);
+	return ret;
+}
