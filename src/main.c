@@ -609,7 +609,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	stats_set(g_stats.start_time_real_s, (int64_t)time(NULL));
+	stats_set_start_time((int64_t)time(NULL));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_quit;
 	sigaction(SIGTERM, &sa, NULL);

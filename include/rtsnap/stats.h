@@ -73,7 +73,7 @@ struct stats_hist {
  * the daemon changes) is set by the thread that met it when it fails and cleared by the same
  * thread when the thing works again. Shown in /status ("faults") and in /metrics
  * (rtsnap_fault{kind}); every kind is always listed in /metrics. A kind is either one
- * collector instance's (in its struct collector_stats) or the process's (in g_stats): see
+ * collector instance's (in its struct collector_stats) or the process's (in stats.c): see
  * stats_fault().
  */
 enum fault_kind {
@@ -94,10 +94,6 @@ struct fault {
 	int64_t since_mono_ms;	 /* the same, CLOCK_MONOTONIC */
 	char msg[FAULT_MSG_MAX]; /* what failed, for a person */
 };
-
-#define HTTP_EP__MAX 16
-/* columns of http_requests_code: the codes in http.c's table, then "other" */
-#define HTTP_CODE__MAX 16
 
 /*
  * One collector instance's counters and health: written by its collector (and the netlink
@@ -143,26 +139,10 @@ struct collector_stats {
 	struct fault faults[FAULT__COUNT]; /* the per-instance kinds (stats_fault()) */
 };
 
-/* The HTTP front door's counters (process-wide: one front door serves every instance). */
-struct rtsnap_stats {
-	uint64_t http_requests_code[HTTP_EP__MAX][HTTP_CODE__MAX]; /* by endpoint and status
-								     code idx (http.c) */
-	uint64_t http_bytes;
-	uint64_t http_shed;	       /* waiting connections closed to make room for new ones */
-	uint64_t http_header_timeouts; /* 408: no complete request head within --header-timeout */
-	uint64_t http_busy;	       /* 503: every libmicrohttpd connection in use */
-	uint64_t http_request_timeouts[2]; /* connections shut down after the handover: a first
-					      request (0) or a later one (1) not complete within
-					      --header-timeout (http_gate.c) */
-	uint64_t http_evicted;	      /* connections waiting for their clients closed to let a new
-				  request in when every slot was in use (http_gate.c) */
-	uint64_t http_dropped_pinned; /* responses closed: replaced snapshots pinned beyond
-					  --max-pinned-bytes (http_pin.c) */
-	int64_t start_time_real_s;    /* the process's start */
-	struct fault faults[FAULT__COUNT]; /* the process-wide kinds (stats_fault()) */
-};
-
-extern struct rtsnap_stats g_stats;
+/* Any thread. The process's start (CLOCK_REALTIME seconds), set once by main at start.
+ * (The HTTP front door's counters are its own: http_count.h.) */
+void stats_set_start_time(int64_t real_s);
+int64_t stats_start_time(void);
 
 /*
  * The table that describes each counter of struct collector_stats once: its /metrics family
@@ -202,7 +182,7 @@ void stats_status_json(const struct collector_stats *st, struct json_t *top, str
  * succeeded, and recently enough for its collector's interval. */
 int stats_is_fresh(const struct collector_stats *st);
 
-/* Any thread. Where kind k is kept: in st (an instance's kind) or in g_stats (a process-wide
+/* Any thread. Where kind k is kept: in st (an instance's kind) or in stats.c (a process-wide
  * one; st may then be NULL). */
 struct fault *stats_fault(struct collector_stats *st, enum fault_kind k);
 /* The thread that owns kind k: the fault is there (since the first call of a run of failures;

@@ -247,7 +247,9 @@ int64_t http_conns_expire(struct http_conns *s, int64_t now)
 			append_locked(s, c, phase, now);
 			continue;
 		}
-		stats_inc(g_stats.http_request_timeouts[phase == HTTP_CONN_FIRST ? 0 : 1]);
+		http_count_add(phase == HTTP_CONN_FIRST ? HTTP_C_REQUEST_TIMEOUT_FIRST
+							    : HTTP_C_REQUEST_TIMEOUT_LATER,
+			       1);
 		shutdown_locked(s, c);
 	}
 	if (s->head)
@@ -275,7 +277,7 @@ unsigned int http_conns_evict(struct http_conns *s, unsigned int n, int64_t now)
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (got)
-		stats_add(g_stats.http_evicted, got);
+		http_count_add(HTTP_C_EVICTED, got);
 	return got;
 }
 

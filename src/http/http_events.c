@@ -41,8 +41,9 @@
 #include <unistd.h>
 
 #include "rtsnap/events.h"
-#include "rtsnap/http_events.h"
+#include "rtsnap/http_count.h"
 #include "rtsnap/http_endpoints.h"
+#include "rtsnap/http_events.h"
 #include "rtsnap/log.h"
 #include "rtsnap/query.h"
 #include "rtsnap/render_metrics.h"
@@ -217,7 +218,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (n) {
 		st->last_ms = snapshot_now_ms();
 		__atomic_add_fetch(&s_st.bytes, n, __ATOMIC_RELAXED);
-		stats_add(g_stats.http_bytes, n);
+		http_count_add(HTTP_C_BYTES, n);
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (n)

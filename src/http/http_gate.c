@@ -82,9 +82,9 @@
 #include <unistd.h>
 
 #include "rtsnap/http_conn.h"
+#include "rtsnap/http_count.h"
 #include "rtsnap/http_gate.h"
 #include "rtsnap/http_head.h"
-#include "rtsnap/http_count.h"
 #include "rtsnap/log.h"
 #include "rtsnap/stats.h"
 
@@ -263,7 +263,7 @@ static void hand_over(struct http_gate *g, uint32_t i, int64_t now)
 	g->last_handover_ms = now;
 	if (g->handover(g->handover_cls, fd, (struct sockaddr *)&c->addr, c->alen) < 0) {
 		__atomic_sub_fetch(&g->inflight, 1, __ATOMIC_RELAXED);
-		stats_inc(g_stats.http_busy);
+		http_count_add(HTTP_C_BUSY, 1);
 	}
 }
 
@@ -382,14 +382,14 @@ static int shed_one(struct http_gate *g, int64_t now)
 	if (i == NIL)
 		return 0;
 	if (g->c[i].list != L_DRAIN)
-		stats_inc(g_stats.http_shed);
+		http_count_add(HTTP_C_SHED, 1);
 	conn_free(g, i);
 	if (now - g->last_warn_ms >= GATE_WARN_MS || !g->last_warn_ms) {
 		g->last_warn_ms = now;
 		log_warn("%s: %u connections waiting for their request: closing the oldest to "
 			 "make room (shed so far: %llu)",
 			 g->name, g->count[L_PENDING] + g->count[L_DRAIN] + g->count[L_READY],
-			 (unsigned long long)stats_get(g_stats.http_shed));
+			 (unsigned long long)http_count_get(HTTP_C_SHED));
 	}
 	return 1;
 }
@@ -439,7 +439,7 @@ static void ready_expired(struct http_gate *g, uint32_t i, int tls)
 	ssize_t n = tls ? -1 : recv(g->c[i].fd, g->buf, HTTP_HEAD_MAX, MSG_PEEK | MSG_DONTWAIT);
 	struct http_head h = { 0 };
 
-	stats_inc(g_stats.http_busy);
+	http_count_add(HTTP_C_BUSY, 1);
 	if (n <= 0) {
 		conn_free(g, i);
 		return;
@@ -472,7 +472,7 @@ static int64_t admit(struct http_gate *g, int64_t now)
 		g->last_evict_warn_ms = now;
 		log_warn("%s: every connection slot is in use: closing connections that wait for "
 			 "their clients to let new requests in (evicted so far: %llu)",
-			 g->name, (unsigned long long)stats_get(g_stats.http_evicted));
+			 g->name, (unsigned long long)http_count_get(HTTP_C_EVICTED));
 	}
 	return GATE_READY_POLL_MS;
 }
@@ -493,7 +493,7 @@ static int expire(struct http_gate *g, int64_t now)
 	pthread_mutex_lock(&g->target_lock);
 	tls = g->tls;
 	while (g->head[L_PENDING] != NIL && g->c[g->head[L_PENDING]].deadline_ms <= now) {
-		stats_inc(g_stats.http_header_timeouts);
+		http_count_add(HTTP_C_HEADER_TIMEOUTS, 1);
 		if (tls) /* no TLS session yet: a plain-text 408 would be noise */
 			conn_free(g, g->head[L_PENDING]);
 		else

@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 
 #include "rtsnap/http.h"
+#include "rtsnap/http_count.h"
 #include "rtsnap/http_pin.h"
 #include "rtsnap/log.h"
 #include "rtsnap/stats.h"
@@ -162,7 +163,7 @@ void http_pin_retired(uint64_t cur_gen)
 	pthread_mutex_unlock(&s_lock);
 	if (!dropped)
 		return;
-	stats_add(g_stats.http_dropped_pinned, dropped);
+	http_count_add(HTTP_C_DROPPED_PINNED, dropped);
 	now = snapshot_now_ms();
 	if (!s_last_warn_ms || now - s_last_warn_ms >= PIN_WARN_MS) {
 		s_last_warn_ms = now;
@@ -172,6 +173,6 @@ void http_pin_retired(uint64_t cur_gen)
 		    "far: %llu)",
 		    (unsigned long long)snapshot_retired_bytes(s_chain), (unsigned long long)limit,
 		    dropped, gens, (unsigned long long)oldest_gen,
-		    (unsigned long long)stats_get(g_stats.http_dropped_pinned));
+		    (unsigned long long)http_count_get(HTTP_C_DROPPED_PINNED));
 	}
 }

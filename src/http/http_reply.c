@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "rtsnap/http_conn.h"
+#include "rtsnap/http_count.h"
 #include "rtsnap/http_pin.h"
 #include "rtsnap/http_reply.h"
 #include "rtsnap/stats.h"
@@ -64,7 +65,7 @@ enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const
 		return MHD_NO;
 	}
 	http_add_common_headers(r, rq, ctype);
-	stats_add(g_stats.http_bytes, len);
+	http_count_add(HTTP_C_BYTES, len);
 	return http_queue(rq, status, r);
 }
 
@@ -239,7 +240,7 @@ static enum MHD_Result queue_snapshot_response(struct http_req *rq, unsigned int
 	http_add_common_headers(r, rq, ctype);
 	rq->snap = NULL;
 	http_pin_add(&c->pin, rq->conn, c->snap, total);
-	stats_add(g_stats.http_bytes, total);
+	http_count_add(HTTP_C_BYTES, total);
 	return http_queue(rq, status, r);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* stats.c - the counters of a collector instance and of the HTTP front door, their label
- * names. */
+/* stats.c - the counters of a collector instance (described once, in stats_table), their label
+ * names, and the fault register: an instance's kinds in its counters, the process's here. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,21 @@
 #include <jansson.h>
 #include "rtsnap/stats.h"
 
-struct rtsnap_stats g_stats;
+/* The process's own: its start and the process-wide fault kinds. */
+static struct {
+	int64_t start_time_real_s;	   /* atomic */
+	struct fault faults[FAULT__COUNT]; /* the process-wide kinds (stats_fault()) */
+} s_process;
+
+void stats_set_start_time(int64_t real_s)
+{
+	stats_set(s_process.start_time_real_s, real_s);
+}
+
+int64_t stats_start_time(void)
+{
+	return stats_get(s_process.start_time_real_s);
+}
 
 const double stats_duration_bounds[STATS_DURATION_BUCKETS] = {
 	0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
@@ -228,7 +242,7 @@ static pthread_mutex_t s_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const struct {
 	const char *name;
-	int process; /* kept in g_stats, not per instance */
+	int process; /* kept in s_process, not per instance */
 } s_fault_kinds[FAULT__COUNT] = {
 	[FAULT_MEMORY] = { "memory", 0 },
 	[FAULT_PROC_FILE] = { "proc_file", 0 },
@@ -242,12 +256,12 @@ const char *stats_fault_name(enum fault_kind k)
 
 struct fault *stats_fault(struct collector_stats *st, enum fault_kind k)
 {
-	return s_fault_kinds[k].process || !st ? &g_stats.faults[k] : &st->faults[k];
+	return s_fault_kinds[k].process || !st ? &s_process.faults[k] : &st->faults[k];
 }
 
 static const struct fault *fault_of(const struct collector_stats *st, enum fault_kind k)
 {
-	return s_fault_kinds[k].process || !st ? &g_stats.faults[k] : &st->faults[k];
+	return s_fault_kinds[k].process || !st ? &s_process.faults[k] : &st->faults[k];
 }
 
 static int64_t clock_ms(clockid_t id)

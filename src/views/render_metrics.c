@@ -735,7 +735,7 @@ static void proc_init(void)
 	if (btime && read_stat(f, &nf) == 0 && nf >= 22 - 2)
 		s_start_time = (double)btime + (double)STAT(f, 22) / (double)s_hz;
 	else
-		s_start_time = (double)stats_get(g_stats.start_time_real_s);
+		s_start_time = (double)stats_start_time();
 }
 
 static long count_fds(void)
