@@ -49,8 +49,19 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 		  const uint8_t *src, int64_t now_ms);
 
 /*
+ * The IPv4 route the kernel's FIB would choose in table for destination dst (4 bytes, network
+ * order) in an AF_INET snapshot, as fib_table_lookup() does for `ip route get` without tos or
+ * oif: the longest prefix containing dst first; among its routes in kernel order the first
+ * without a TOS whose nexthops are not all dead, where a reject route (unreachable, blackhole,
+ * prohibit, throw) or a route over a blackhole nexthop object is an answer. Returns the record
+ * index or -ENOENT (also for an IPv6 snapshot).
+ */
+long index_lookup4(const struct snapshot *s, uint32_t table, const uint8_t dst[4]);
+
+/*
  * Records of table position tpos whose destination lies inside addr/len, as a range of
- * record indexes [*lo, *hi) in kernel order. Returns 1 (a snapshot's tables are always in
+ * record indexes [*lo, *hi) in kernel order (IPv4: the addresses of addr/len, which may hold a
+ * few routes of its first address shorter than len; query_match() drops them). Returns 1 (a snapshot's tables are always in
  * key order; 0 would ask the caller for index_inside_collect()). Placeholder rows may fall
  * inside the range.
  */
@@ -63,7 +74,7 @@ long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr
 
 /*
  * Records of table position tpos whose destination contains addr/len (len 128 for an
- * address), sorted by record index (= kernel order), in a malloc()ed array the caller frees.
+ * address; in an AF_INET snapshot addr in bytes 0..3 and 32 for an address), sorted by record index (= kernel order), in a malloc()ed array the caller frees.
  * Returns the count or -ENOMEM. At most one hash probe per prefix length present in the table.
  */
 long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
@@ -72,7 +83,8 @@ long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], ui
 /* Expiring routes sorted by record index (kernel order); *n gets their number. */
 const uint32_t *index_expiring_by_record(const struct snapshot *s, size_t *n);
 
-/* A paging position: the last route a page returned, by its kernel order key. */
+/* A paging position: the last route a page returned, by its kernel order key (an IPv4
+ * route's TOS in src[0]). */
 struct index_cursor {
 	uint32_t table;
 	uint8_t dst[16], src[16];

@@ -39,9 +39,17 @@ enum query_field {
 	QF_AFTER = 1u << 10,
 };
 
-/* A parsed /routes query. Zero-initialise, then feed every parameter to query_parse_arg(). */
+/*
+ * A parsed /routes query. Zero-initialise, set family for an IPv4 snapshot, then feed every
+ * parameter to query_parse_arg().
+ */
 struct query {
 	unsigned int set; /* QF_* present */
+	uint8_t family;	  /* 0: IPv6 values and routes; AF_INET: prefix=, covers= and gateway=
+			     take IPv4 values (in bytes 0..3), for the routes of an AF_INET
+			     snapshot */
+	uint8_t gateway_kind; /* AF_INET: which hops gateway= names (has_gw: 1 an IPv4 gateway,
+				 ROUTE_GW_VIA6 an IPv6 one, route4.h) */
 	uint32_t table;
 	char dev[16];
 	uint8_t protocol, type;
@@ -58,7 +66,7 @@ struct query {
 extern const char *const query_params[];
 
 /*
- * Parse one /routes parameter into q. names (table and protocol names) may be NULL.
+ * Parse one /routes parameter into q (addresses of q->family). names (table and protocol names) may be NULL.
  * Returns 0, or -EINVAL with a message naming the parameter in err (for a 400).
  */
 int query_parse_arg(struct query *q, const struct names *names, const char *key, const char *val,
@@ -96,6 +104,8 @@ uint32_t query_find_ifindex(const struct route_link *links, size_t n, const char
 /* A parsed /routes/lookup query. */
 struct lookup_query {
 	unsigned int have_addr;
+	unsigned int have_src; /* from= given */
+	uint8_t family;	       /* of addr: AF_INET6, or AF_INET (addr in bytes 0..3) */
 	uint8_t addr[16];
 	uint8_t src[16]; /* from=; :: when absent */
 	uint32_t table;	 /* default main */
@@ -106,11 +116,17 @@ extern const char *const query_lookup_params[];
 
 /* Initialise lq (table main, source ::). */
 void query_lookup_init(struct lookup_query *lq);
-/* Parse one /routes/lookup parameter; 0 or -EINVAL with a message in err. */
+/* Parse one /routes/lookup parameter; 0 or -EINVAL with a message in err. addr= is an IPv6
+ * or an IPv4 address; from= is IPv6 (query_lookup_check() refuses it beside an IPv4 addr=). */
 int query_lookup_parse_arg(struct lookup_query *lq, const struct names *names, const char *key,
 			   const char *val, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-/* The record index the kernel's FIB would choose (index_lookup), or -ENOENT. */
+/* After every parameter: 0, or -EINVAL with a message in err (addr= missing, from= with an
+ * IPv4 address). */
+int query_lookup_check(const struct lookup_query *lq, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+/* The record index the kernel's FIB would choose (index_lookup; for an IPv4 address
+ * index_lookup4 in s, which must then be the IPv4 snapshot), or -ENOENT. */
 long query_lookup(const struct snapshot *s, const struct lookup_query *lq, int64_t now_ms);
 
 /* Append route i as its JSON object, "expires" computed for now_ms. */
@@ -127,6 +143,11 @@ void query_render_expiring(const struct snapshot *s, int64_t now_ms, struct strb
 int query_parse_addr(const char *s, uint8_t out[16]) __attribute__((warn_unused_result));
 /* Parse ADDR[/LEN] ("default" = ::/0); host bits are cleared. 0 or -EINVAL. */
 int query_parse_prefix(const char *s, uint8_t out[16], uint8_t *len)
+    __attribute__((warn_unused_result));
+/* The same for IPv4 (dotted quad as inet_pton() takes it, LEN 0-32, "default" = 0.0.0.0/0),
+ * into out[0..3], out[4..15] zeroed. 0 or -EINVAL. */
+int query_parse_addr4(const char *s, uint8_t out[16]) __attribute__((warn_unused_result));
+int query_parse_prefix4(const char *s, uint8_t out[16], uint8_t *len)
     __attribute__((warn_unused_result));
 /* Encode / decode a paging cursor (QUERY_CURSOR_LEN hex characters). */
 void query_cursor_encode(const struct index_cursor *c, char out[QUERY_CURSOR_LEN + 1]);

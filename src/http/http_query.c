@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * http_query.c - the route query endpoints: /routes (filters, paging), /routes/lookup and
- * /expiring. libmicrohttpd glue only: parsing and evaluation are in query.c.
+ * /expiring. libmicrohttpd glue only: parsing and evaluation are in query.c. An IPv4 query
+ * (/routes?family=inet, a lookup of an IPv4 address) runs on the IPv4 instance's snapshot,
+ * which takes rq->snap's place.
  *
  * RCU readers only: every handler works on rq->snap (acquired by http.c), never blocks and
  * never writes it. /routes bodies point into the snapshot (plus the few routes re-rendered
@@ -105,14 +107,14 @@ static int add_json(const struct snapshot *s, const struct query *q, int64_t now
 }
 
 /*
- * /routes?family=inet (the IPv4 snapshot, in rq->snap) or family=all (rq->snap2 IPv4, then
- * rq->snap IPv6, in one array, as `rtsnapd --once --family all --format json` prints), with
- * the filters that need no address (table, dev, protocol, type, metric); the others, and
- * paging, go with family=inet6 only for now.
+ * /routes?family=all (rq->snap2 IPv4, then rq->snap IPv6, in one array, as
+ * `rtsnapd --once --family all --format json` prints), with the filters that need no address
+ * (table, dev, protocol, type, metric); the others, and paging, go with family=inet6 or
+ * family=inet (one snapshot) only for now.
  */
-static enum MHD_Result routes_family(struct http_req *rq, int all)
+static enum MHD_Result routes_all(struct http_req *rq)
 {
-	static const char *const v6only[] = { "prefix", "covers", "gateway", "expiring",
+	static const char *const onefam[] = { "prefix", "covers", "gateway", "expiring",
 					      "limit",	"after",  NULL };
 	struct render_seg *segs = NULL;
 	struct strbuf dyn = { 0 }, none = { 0 };
@@ -125,24 +127,21 @@ static enum MHD_Result routes_family(struct http_req *rq, int all)
 
 		if (!strcmp(key, "family"))
 			continue;
-		for (const char *const *k = v6only; *k; k++)
+		for (const char *const *k = onefam; *k; k++)
 			if (!strcmp(key, *k))
 				return http_send_error(
-				    rq, 400, "'%.64s' goes with family=inet6 only for now", key);
+				    rq, 400, "'%.64s' goes with family=inet6 or inet only for now",
+				    key);
 		if (query_parse_arg(&q, snapshot_ctx(rq->snap)->names, key, rq->args[i].val, err,
 				    sizeof(err)))
 			return http_send_error(rq, 400, "%s", err);
 	}
-	if (!all) {
-		n = add_json(rq->snap, &q, rq->now_ms, 1, 1, &segs, 0, &dyn);
-	} else {
-		/* IPv4 records carry no deadline: nothing is rendered into none */
-		n = add_json(rq->snap2, &q, rq->now_ms, 1, 0, &segs, 0, &none);
-		if (n >= 0 && none.len)
-			n = -EINVAL;
-		if (n >= 0)
-			n = add_json(rq->snap, &q, rq->now_ms, 0, 1, &segs, n, &dyn);
-	}
+	/* IPv4 records carry no deadline: nothing is rendered into none */
+	n = add_json(rq->snap2, &q, rq->now_ms, 1, 0, &segs, 0, &none);
+	if (n >= 0 && none.len)
+		n = -EINVAL;
+	if (n >= 0)
+		n = add_json(rq->snap, &q, rq->now_ms, 0, 1, &segs, n, &dyn);
 	strbuf_free(&none);
 	if (n < 0) {
 		free(segs);
@@ -183,7 +182,10 @@ enum MHD_Result http_ep_routes(struct http_req *rq)
 		}
 		if (!rq->snap || (all && !rq->snap2))
 			return http_send_error(rq, 503, "no snapshot published yet");
-		return routes_family(rq, all);
+		if (all)
+			return routes_all(rq);
+		/* family=inet: every filter, with IPv4 values, on the IPv4 snapshot */
+		q.family = AF_INET;
 	}
 	for (unsigned int i = 0; i < rq->nargs; i++) {
 		if (!strcmp(rq->args[i].key, "family"))
@@ -219,13 +221,23 @@ enum MHD_Result http_ep_lookup(struct http_req *rq)
 		if (query_lookup_parse_arg(&lq, snapshot_ctx(rq->snap)->names, rq->args[k].key,
 					   rq->args[k].val, err, sizeof(err)))
 			return http_send_error(rq, 400, "%s", err);
-	if (!lq.have_addr)
-		return http_send_error(rq, 400, "missing query parameter 'addr'");
+	if (query_lookup_check(&lq, err, sizeof(err)))
+		return http_send_error(rq, 400, "%s", err);
+	if (lq.family == AF_INET) {
+		/* an IPv4 address: the IPv4 instance's snapshot in place of the IPv6 one */
+		if (!rq->chain4)
+			return http_send_error(
+			    rq, 404, "IPv4 is not followed: start rtsnapd with --family all");
+		snapshot_release(rq->snap);
+		rq->snap = snapshot_acquire(rq->chain4);
+		if (!rq->snap)
+			return http_send_error(rq, 503, "no snapshot published yet");
+	}
 	i = query_lookup(rq->snap, &lq, rq->now_ms);
 	if (i < 0) {
 		char a[INET6_ADDRSTRLEN], b[12];
 
-		inet_ntop(AF_INET6, lq.addr, a, sizeof(a));
+		inet_ntop(lq.family, lq.addr, a, sizeof(a));
 		return http_send_error(rq, 404, "no route to %s in table %s", a,
 				       names_table(snapshot_ctx(rq->snap)->names, lq.table, b));
 	}

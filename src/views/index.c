@@ -19,10 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <linux/rtnetlink.h>
 
 #include "rtsnap/index.h"
 #include "rtsnap/order.h"
+#include "rtsnap/order4.h"
+#include "rtsnap/route4.h"
 
 struct ix_table {
 	uint32_t id, first, count; /* records [first, first + count) incl. a placeholder */
@@ -234,6 +237,131 @@ static int src_contains(const struct route *r, const uint8_t src[16])
 	return ah == h && al == l;
 }
 
+/* ---- IPv4 records (an AF_INET snapshot: route4.h, order4.h) ----
+ *
+ * A table's IPv4 records are in the kernel's leaf order: destination address ascending, then
+ * prefix length descending, TOS descending, metric ascending (order4_key()), so the aliases of
+ * one (destination, length) are one run, found by a binary search on the key with the highest
+ * TOS and metric 0.
+ */
+
+static int snap_is4(const struct snapshot *s)
+{
+	return snapshot_family(s) == AF_INET;
+}
+
+static uint32_t mask4(uint32_t a, unsigned int len)
+{
+	return len ? a & ~(uint32_t)0 << (32 - len) : 0;
+}
+
+/* order4_key() of destination a/len (a masked) with TOS tos. */
+static uint64_t key4(uint32_t a, unsigned int len, uint8_t tos)
+{
+	uint8_t b[4] = { (uint8_t)(a >> 24), (uint8_t)(a >> 16), (uint8_t)(a >> 8), (uint8_t)a };
+
+	return order4_key_make(b, len, tos);
+}
+
+/* The record's key without its TOS byte: equal exactly for one (destination, length). */
+static inline uint64_t dstlen4(const struct route *r)
+{
+	return order4_key(r) >> 8;
+}
+
+/* First table-relative position of the records of destination a/len (a masked), or t->count. */
+static uint32_t run4(const struct snapshot *s, const struct ix_table *t, uint32_t a,
+		     unsigned int len)
+{
+	struct order_key k = { .a_hi = key4(a, len, 255) };
+
+	return bound(s, t, &k, 0);
+}
+
+/*
+ * What fib_table_lookup() does with alias r of the leaf that covers the address, for a lookup
+ * with TOS 0 and scope universe (ip route get without tos or oif): 1 r is the answer, 0 go on
+ * with the next alias, -1 leave the leaf (the rest of its aliases, every prefix length of this
+ * destination, is not looked at).
+ */
+static int alias4_verdict(const struct snapshot *s, const struct route *r)
+{
+	const struct route_nhobj *o;
+
+	if (r->tos)
+		return 0; /* fa_tos && fa_tos != flowi4_tos */
+	switch (r->type) {
+	case RTN_BLACKHOLE:
+	case RTN_UNREACHABLE:
+	case RTN_PROHIBIT:
+	case RTN_THROW:
+	case RTN_NAT:
+	case RTN_XRESOLVE:
+		return 1; /* fib_props[type].error: the lookup ends with the error */
+	default:
+		break;
+	}
+	if (r->rtm_flags & RTNH_F_DEAD)
+		return 0; /* fi->fib_flags & RTNH_F_DEAD */
+	if (r->nhid) {
+		/* nexthop_is_blackhole(): an error too. Otherwise nexthop_get_nhc_lookup() picks a
+		 * member that is not dead, and with none goes to miss; the kernel removes an
+		 * object whose device goes down, so what is left is usable (a route shown
+		 * without hops, nexthop_compat_mode 0, is taken as usable). */
+		o = snapshot_nhobj(s, r->nhid);
+		if ((o && o->blackhole) || !r->nh_count)
+			return 1;
+		for (unsigned int i = 0; i < r->nh_count; i++)
+			if (!(snapshot_route_nh(s, r, i)->flags & RTNH_F_DEAD))
+				return 1;
+		return -1;
+	}
+	/* fib_lookup_good_nhc(): a hop that is not dead (linkdown hops count unless
+	 * ignore_routes_with_linkdown, which rtsnapd does not follow) */
+	for (unsigned int i = 0; i < r->nh_count; i++)
+		if (!(snapshot_route_nh(s, r, i)->flags & RTNH_F_DEAD))
+			return 1;
+	return 0;
+}
+
+long index_lookup4(const struct snapshot *s, uint32_t table, const uint8_t dst[4])
+{
+	const struct ix_table *t;
+	uint32_t a = (uint32_t)dst[0] << 24 | (uint32_t)dst[1] << 16 | (uint32_t)dst[2] << 8 | dst[3];
+	uint32_t left = 0; /* a destination whose leaf was left (goto miss) */
+	int left_set = 0;
+	int tpos = index_table_pos(s, table);
+
+	if (tpos < 0 || !snap_is4(s))
+		return -ENOENT;
+	t = &snapshot_views(s)->lookup->tables[tpos];
+	for (unsigned int k = 0; k < t->nlens; k++) {
+		unsigned int len = t->lens[k];
+		uint32_t m = mask4(a, len);
+		uint64_t want;
+
+		if (len > 32 || (left_set && m == left))
+			continue;
+		want = key4(m, len, 0) >> 8;
+		for (uint32_t i = run4(s, t, m, len); i < t->count; i++) {
+			const struct route *r = pos_route(s, t, i);
+			int v;
+
+			if (dstlen4(r) != want)
+				break;
+			v = alias4_verdict(s, r);
+			if (v > 0)
+				return (long)(t->first + i);
+			if (v < 0) {
+				left = m;
+				left_set = 1;
+				break;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
 long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16],
 		  const uint8_t *src, int64_t now_ms)
 {
@@ -311,10 +439,34 @@ static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const 
 	return lo;
 }
 
+/*
+ * IPv4: the records whose destination address lies in addr/len, [*lo, *hi). Inside P is not
+ * quite one run in the IPv4 order: the routes of P's first address shorter than P (a /8 of
+ * the same address) sort after P's own; they are few and query_match() drops them.
+ */
+static void inside_bounds4(const struct snapshot *s, const struct ix_table *t,
+			   const uint8_t addr[16], uint8_t len, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t a = mask4(route4_key(addr), len);
+	uint32_t last = len ? a | ~(~(uint32_t)0 << (32 - len)) : ~(uint32_t)0;
+	struct order_key klo = { .a_hi = key4(a, 32, 255) };
+	struct order_key khi = { .a_hi = key4(last, 0, 0), .metric = UINT32_MAX };
+
+	*lo = bound(s, t, &klo, 0);
+	*hi = bound(s, t, &khi, 1);
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 static void inside_bounds(const struct snapshot *s, const struct ix_table *t,
 			  const uint8_t addr[16], uint8_t len, uint32_t *lo, uint32_t *hi)
 {
 	struct order_key klo = { 0 }, khi;
+
+	if (snap_is4(s)) {
+		inside_bounds4(s, t, addr, len, lo, hi);
+		return;
+	}
 
 	order_span(addr, len, 0, &klo.a_hi, &klo.a_lo);
 	klo.c = len;
@@ -355,13 +507,62 @@ long index_inside_collect(const struct snapshot *s, int tpos, const uint8_t addr
 	return (long)(hi - lo);
 }
 
+/* Append table-relative record i of t to v (n used, cap allocated). 0 or -ENOMEM (v freed). */
+static int push_rec(uint32_t **v, size_t *n, size_t *cap, uint32_t rec)
+{
+	if (*n == *cap) {
+		uint32_t *nv = realloc(*v, 2 * *cap * sizeof(**v));
+
+		if (!nv) {
+			free(*v);
+			return -ENOMEM;
+		}
+		*v = nv;
+		*cap *= 2;
+	}
+	(*v)[(*n)++] = rec;
+	return 0;
+}
+
+/* IPv4: every (destination, length) run containing addr/len, longest first. */
+static long covers4(const struct snapshot *s, const struct ix_table *t, const uint8_t addr[16],
+		    uint8_t len, uint32_t **out)
+{
+	size_t n = 0, cap = 16;
+	uint32_t *v = malloc(cap * sizeof(*v));
+	uint32_t a = route4_key(addr);
+
+	if (!v)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < t->nlens; k++) {
+		unsigned int l = t->lens[k];
+		uint32_t m = mask4(a, l);
+		uint64_t want = key4(m, l, 0) >> 8;
+
+		if (l > len || l > 32)
+			continue;
+		for (uint32_t i = run4(s, t, m, l); i < t->count; i++) {
+			if (dstlen4(pos_route(s, t, i)) != want)
+				break;
+			if (push_rec(&v, &n, &cap, t->first + i))
+				return -ENOMEM;
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*out = v;
+	return (long)n;
+}
+
 long index_covers(const struct snapshot *s, int tpos, const uint8_t addr[16], uint8_t len,
 		  uint32_t **out)
 {
 	const struct ix_table *t = &snapshot_views(s)->lookup->tables[tpos];
 	size_t n = 0, cap = 16;
-	uint32_t *v = malloc(cap * sizeof(*v));
+	uint32_t *v;
 
+	if (snap_is4(s))
+		return covers4(s, t, addr, len, out);
+	v = malloc(cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (unsigned int k = 0; k < t->nlens; k++) {
@@ -421,6 +622,8 @@ void index_cursor_of(const struct snapshot *s, size_t i, struct index_cursor *c)
 	c->dst_len = r->dst_len;
 	c->src_len = r->src_len;
 	c->metric = r->metric;
+	if (route_is4(r))
+		c->src[0] = r->tos; /* IPv4 records have no source prefix; their key has a TOS */
 	if (r->nh_count) {
 		const struct route_nh *nh = snapshot_route_nh(s, r, 0);
 
@@ -471,7 +674,13 @@ size_t index_cursor_resume(const struct snapshot *s, const struct index_cursor *
 		return snapshot_nroutes(s);
 	}
 	t = &snapshot_views(s)->lookup->tables[tpos];
-	order_key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
+	if (snap_is4(s)) {
+		memset(&k, 0, sizeof(k));
+		k.a_hi = order4_key_make(c->dst, c->dst_len > 32 ? 32 : c->dst_len, c->src[0]);
+		k.metric = c->metric;
+	} else {
+		order_key_make(c->dst, c->dst_len, c->src, c->src_len, c->metric, &k);
+	}
 	pos = bound(s, t, &k, 0);
 	/* [pos, end): the routes with the cursor's key; usually one */
 	for (end = pos; end < t->count; end++) {

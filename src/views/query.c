@@ -20,6 +20,7 @@
 #include <linux/rtnetlink.h>
 
 #include "rtsnap/query.h"
+#include "rtsnap/route4.h"
 
 const char *const query_params[] = { "table",	"dev",	  "protocol", "type",  "prefix", "covers",
 				     "gateway", "metric", "expiring", "limit", "after",	 NULL };
@@ -72,11 +73,26 @@ static void mask_addr(uint8_t a[16], unsigned int len)
 	}
 }
 
-int query_parse_prefix(const char *s, uint8_t out[16], uint8_t *len)
+int query_parse_addr4(const char *s, uint8_t out[16])
+{
+	struct in_addr a;
+
+	if (!*s || strlen(s) >= INET_ADDRSTRLEN)
+		return -EINVAL;
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	memset(out, 0, 16);
+	memcpy(out, &a, 4);
+	return 0;
+}
+
+/* ADDR[/LEN] of one family: addresses parsed by parse, lengths up to maxlen. */
+static int parse_prefix(const char *s, uint8_t out[16], uint8_t *len, uint32_t maxlen,
+			int (*parse)(const char *, uint8_t *))
 {
 	char addr[INET6_ADDRSTRLEN];
 	const char *slash = strchr(s, '/');
-	uint32_t l = 128;
+	uint32_t l = maxlen;
 	size_t alen;
 
 	if (strcmp(s, "default") == 0) {
@@ -89,13 +105,23 @@ int query_parse_prefix(const char *s, uint8_t out[16], uint8_t *len)
 		return -EINVAL;
 	memcpy(addr, s, alen);
 	addr[alen] = 0;
-	if (slash && (strlen(slash + 1) > 3 || parse_dec_u32(slash + 1, &l) || l > 128))
+	if (slash && (strlen(slash + 1) > 3 || parse_dec_u32(slash + 1, &l) || l > maxlen))
 		return -EINVAL;
-	if (query_parse_addr(addr, out))
+	if (parse(addr, out))
 		return -EINVAL;
 	mask_addr(out, l);
 	*len = (uint8_t)l;
 	return 0;
+}
+
+int query_parse_prefix4(const char *s, uint8_t out[16], uint8_t *len)
+{
+	return parse_prefix(s, out, len, 32, query_parse_addr4);
+}
+
+int query_parse_prefix(const char *s, uint8_t out[16], uint8_t *len)
+{
+	return parse_prefix(s, out, len, 128, query_parse_addr);
 }
 
 static const char s_hex[] = "0123456789abcdef";
@@ -225,14 +251,31 @@ int query_parse_arg(struct query *q, const struct names *names, const char *key,
 		if (!*val || names_type_id(val, &q->type))
 			return bad(err, errlen, key, "not a route type name or number (0-255)");
 		f = QF_TYPE;
+	} else if (strcmp(key, "prefix") == 0 && q->family == AF_INET) {
+		if (query_parse_prefix4(val, q->prefix, &q->prefix_len))
+			return bad(err, errlen, key, "not an IPv4 prefix ADDR[/LEN]");
+		f = QF_PREFIX;
 	} else if (strcmp(key, "prefix") == 0) {
 		if (query_parse_prefix(val, q->prefix, &q->prefix_len))
 			return bad(err, errlen, key, "not an IPv6 prefix ADDR[/LEN]");
 		f = QF_PREFIX;
+	} else if (strcmp(key, "covers") == 0 && q->family == AF_INET) {
+		if (query_parse_prefix4(val, q->covers, &q->covers_len))
+			return bad(err, errlen, key, "not an IPv4 address or prefix");
+		f = QF_COVERS;
 	} else if (strcmp(key, "covers") == 0) {
 		if (query_parse_prefix(val, q->covers, &q->covers_len))
 			return bad(err, errlen, key, "not an IPv6 address or prefix");
 		f = QF_COVERS;
+	} else if (strcmp(key, "gateway") == 0 && q->family == AF_INET) {
+		/* an IPv4 route's gateway is IPv4, or IPv6 (via inet6) */
+		if (!query_parse_addr4(val, q->gateway))
+			q->gateway_kind = 1;
+		else if (!query_parse_addr(val, q->gateway))
+			q->gateway_kind = ROUTE_GW_VIA6;
+		else
+			return bad(err, errlen, key, "not an IPv4 or IPv6 address");
+		f = QF_GATEWAY;
 	} else if (strcmp(key, "gateway") == 0) {
 		if (query_parse_addr(val, q->gateway))
 			return bad(err, errlen, key, "not an IPv6 address");
@@ -276,12 +319,17 @@ int query_lookup_parse_arg(struct lookup_query *lq, const struct names *names, c
 	if (strlen(val) > QUERY_VALUE_MAX)
 		return bad(err, errlen, key, "too long");
 	if (strcmp(key, "addr") == 0) {
-		if (query_parse_addr(val, lq->addr))
-			return bad(err, errlen, key, "not an IPv6 address");
+		if (!query_parse_addr(val, lq->addr))
+			lq->family = AF_INET6;
+		else if (!query_parse_addr4(val, lq->addr))
+			lq->family = AF_INET;
+		else
+			return bad(err, errlen, key, "not an IPv6 or IPv4 address");
 		lq->have_addr = 1;
 	} else if (strcmp(key, "from") == 0) {
 		if (query_parse_addr(val, lq->src))
 			return bad(err, errlen, key, "not an IPv6 address");
+		lq->have_src = 1;
 	} else if (strcmp(key, "table") == 0) {
 		return parse_table(names, key, val, &lq->table, 0, &all, err, errlen);
 	} else {
@@ -291,8 +339,24 @@ int query_lookup_parse_arg(struct lookup_query *lq, const struct names *names, c
 	return 0;
 }
 
+int query_lookup_check(const struct lookup_query *lq, char *err, size_t errlen)
+{
+	if (!lq->have_addr) {
+		snprintf(err, errlen, "missing query parameter 'addr'");
+		return -EINVAL;
+	}
+	/* the IPv4 FIB has no source-specific routes: only policy rules look at the source */
+	if (lq->family == AF_INET && lq->have_src) {
+		snprintf(err, errlen, "'from' goes with an IPv6 'addr' only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 long query_lookup(const struct snapshot *s, const struct lookup_query *lq, int64_t now_ms)
 {
+	if (lq->family == AF_INET)
+		return index_lookup4(s, lq->table, lq->addr);
 	return index_lookup(s, lq->table, lq->addr, lq->src, now_ms);
 }
 
@@ -410,18 +474,22 @@ static int uses_dev(const struct route *r, uint32_t ifindex)
 	return r->nh_count == 1 && r->nh.ifindex == ifindex;
 }
 
-static int uses_gateway(const struct route *r, const uint8_t gw[16])
+/* Is gw the gateway of hop nh? kind 0: any gateway; else nh->has_gw must be kind (IPv4
+ * records: an IPv4 and an IPv6 gateway are told apart by has_gw, route4.h). */
+static int is_gateway(const struct route_nh *nh, const uint8_t gw[16], uint8_t kind)
+{
+	return nh->has_gw && (!kind || nh->has_gw == kind) && memcmp(nh->gw, gw, 16) == 0;
+}
+
+static int uses_gateway(const struct route *r, const uint8_t gw[16], uint8_t kind)
 {
 	if (r->nh_count > 1) {
-		for (unsigned int k = 0; k < r->nh_count; k++) {
-			const struct route_nh *nh = &r->nhs[k];
-
-			if (nh->has_gw && memcmp(nh->gw, gw, 16) == 0)
+		for (unsigned int k = 0; k < r->nh_count; k++)
+			if (is_gateway(&r->nhs[k], gw, kind))
 				return 1;
-		}
 		return 0;
 	}
-	return r->nh_count == 1 && r->nh.has_gw && memcmp(r->nh.gw, gw, 16) == 0;
+	return r->nh_count == 1 && is_gateway(&r->nh, gw, kind);
 }
 
 int query_match(const struct query *q, const struct route *r, uint32_t dev_ifindex)
@@ -444,7 +512,8 @@ int query_match(const struct query *q, const struct route *r, uint32_t dev_ifind
 		return 0;
 	if ((q->set & QF_DEV) && (!dev_ifindex || !uses_dev(r, dev_ifindex)))
 		return 0;
-	if ((q->set & QF_GATEWAY) && !uses_gateway(r, q->gateway))
+	if ((q->set & QF_GATEWAY) &&
+	    !uses_gateway(r, q->gateway, route_is4(r) ? q->gateway_kind : 0))
 		return 0;
 	return 1;
 }
