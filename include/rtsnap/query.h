@@ -44,8 +44,8 @@ enum query_field {
  * parameter to query_parse_arg().
  */
 struct query {
-	unsigned int set; /* QF_* present */
-	uint8_t family;	  /* 0: IPv6 values and routes; AF_INET: prefix=, covers= and gateway=
+	unsigned int set;     /* QF_* present */
+	uint8_t family;	      /* 0: IPv6 values and routes; AF_INET: prefix=, covers= and gateway=
 			     take IPv4 values (in bytes 0..3), for the routes of an AF_INET
 			     snapshot */
 	uint8_t gateway_kind; /* AF_INET: which hops gateway= names (has_gw: 1 an IPv4 gateway,

@@ -327,7 +327,8 @@ static int alias4_verdict(const struct snapshot *s, const struct route *r)
 long index_lookup4(const struct snapshot *s, uint32_t table, const uint8_t dst[4])
 {
 	const struct ix_table *t;
-	uint32_t a = (uint32_t)dst[0] << 24 | (uint32_t)dst[1] << 16 | (uint32_t)dst[2] << 8 | dst[3];
+	uint32_t a =
+	    (uint32_t)dst[0] << 24 | (uint32_t)dst[1] << 16 | (uint32_t)dst[2] << 8 | dst[3];
 	uint32_t left = 0; /* a destination whose leaf was left (goto miss) */
 	int left_set = 0;
 	int tpos = index_table_pos(s, table);
