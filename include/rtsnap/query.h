@@ -45,9 +45,9 @@ enum query_field {
  */
 struct query {
 	unsigned int set;     /* QF_* present */
-	uint8_t family;	      /* 0: IPv6 values and routes; AF_INET: prefix=, covers= and gateway=
-			     take IPv4 values (in bytes 0..3), for the routes of an AF_INET
-			     snapshot */
+	uint8_t family;	      /* 0: IPv6 values and routes; AF_INET: prefix=, covers= and
+				 gateway= take IPv4 values (in bytes 0..3), for the routes of
+				 an AF_INET snapshot */
 	uint8_t gateway_kind; /* AF_INET: which hops gateway= names (has_gw: 1 an IPv4 gateway,
 				 ROUTE_GW_VIA6 an IPv6 one, route4.h) */
 	uint32_t table;
