@@ -1,11 +1,12 @@
 #!/bin/bash
 # query_malformed.t - malformed queries on /routes, /routes/lookup and /expiring: bad
-# prefixes and addresses, bad numbers, unknown, repeated and too many parameters, overlong
-# values, percent-encoding tricks (%00 in keys and values, encoded separators, double
-# encoding, invalid escapes). Each is answered 400 with a JSON {"error": ...} that names the
-# parameter, and none disturbs the daemon: afterwards it is healthy and still serves the
-# kernel's table. Run against the normal build and, when it is built, the ASan+UBSan one
-# (whose log must stay free of reports).
+# prefixes and addresses (IPv6, and IPv4 on /routes?family=inet and /routes/lookup), bad
+# numbers, unknown, repeated and too many parameters, overlong values, percent-encoding
+# tricks (%00 in keys and values, encoded separators, double encoding, invalid escapes).
+# Each is answered 400 with a JSON {"error": ...} that names the parameter, and none
+# disturbs the daemon: afterwards it is healthy and still serves the kernel's table. Run
+# against the normal build and, when it is built, the ASan+UBSan one (whose log must stay
+# free of reports).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/routekinds.sh"
 
@@ -78,6 +79,23 @@ CASES=(
 	"400 table /routes/lookup?addr=2001:db8::1&table=all"
 	"400 repeated /routes/lookup?addr=2001:db8::1&addr=2001:db8::2"
 	"400 unknown /routes/lookup?addr=2001:db8::1&prefix=::/0"
+	"400 prefix /routes?family=inet&prefix=10.0.0.0/33"
+	"400 prefix /routes?family=inet&prefix=10.0.0/8"
+	"400 prefix /routes?family=inet&prefix=2001:db8::/32"
+	"400 prefix /routes?family=inet&prefix=10.0.0.0/8/1"
+	"400 prefix /routes?family=inet&prefix=10.0.0.0/"
+	"400 prefix /routes?family=all&prefix=10.0.0.0/8"
+	"400 covers /routes?family=inet&covers=10.1.2.3.4"
+	"400 covers /routes?family=inet&covers=010.1.2.3"
+	"400 covers /routes?family=inet&covers=10.1.2.3%00"
+	"400 gateway /routes?family=inet&gateway=10.0.0.256"
+	"400 gateway /routes?family=inet&gateway=10.0.0.0/8"
+	"400 after /routes?family=inet&after=x"
+	"400 addr /routes/lookup?addr=10.0.0.1/32"
+	"400 addr /routes/lookup?addr=10.0.0"
+	"400 addr /routes/lookup?addr=+10.0.0.1"
+	"400 addr /routes/lookup?addr=10.0.0.1%00"
+	"400 from /routes/lookup?addr=10.0.0.1&from=::1"
 	"400 unknown /expiring?limit=1"
 	"400 unknown /expiring?x"
 )
@@ -93,6 +111,10 @@ EQUIV=(
 	"/routes?table=all /routes"
 	"/routes?table=0xfe /routes?table=main"
 	"/routes?%74able=main /routes?table=main"
+	"/routes?family=inet&prefix=default /routes?family=inet&prefix=0.0.0.0/0"
+	"/routes?family=inet&prefix=127.1.2.3/8 /routes?family=inet&prefix=127.0.0.0/8"
+	"/routes?family=inet&covers=127.0.0.1 /routes?family=inet&covers=127.0.0.1/32"
+	"/routes/lookup?addr=127.0.0.1&table=local /routes/lookup?addr=127.0.0.1&table=255"
 )
 
 run_cases() {
@@ -149,7 +171,7 @@ tap_ok $? "routes (some expiring) in $NS"
 # rta_expires 0, i.e. no lifetime at all (netlink cannot tell): start the daemon later
 sleep 1.2
 
-daemon_start "$NS" --debounce-ms 20
+daemon_start "$NS" --debounce-ms 20 --family all
 tap_ok $? "rtsnapd starts" || tap_done
 run_cases "$NS" rtsnapd
 daemon_stop "$NS" >/dev/null
@@ -157,7 +179,7 @@ tap_ok $? "rtsnapd exits 0 on SIGTERM"
 
 ASAN=$TOP/build/asan/rtsnapd
 if [ -x "$ASAN" ]; then
-	RTSNAPD=$ASAN daemon_start "$NS" --debounce-ms 20
+	RTSNAPD=$ASAN daemon_start "$NS" --debounce-ms 20 --family all
 	tap_ok $? "ASan+UBSan rtsnapd starts" || tap_done
 	run_cases "$NS" "ASan+UBSan rtsnapd"
 	daemon_stop "$NS" >/dev/null
