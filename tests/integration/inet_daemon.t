@@ -158,8 +158,11 @@ sys.stdout.write("[" + a + ("," if a and b else "") + b + "]\n")
 EOF
 	tap_diff "$RTSNAP_TMP/fj" "$RTSNAP_TMP/fa" "/routes?family=all&$f: the IPv4 answer, then the IPv6 one"
 done
-tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=inet&prefix=10.0.0.0/8")" \
-	400 "/routes?family=inet&prefix= is 400 for now"
+tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=all&prefix=10.0.0.0/8")" \
+	400 "/routes?family=all&prefix= is 400 for now"
+ip netns exec "$NS" ip -j -4 route show table all root 0.0.0.0/0 >"$RTSNAP_TMP/f.k"
+http_get "$NS" "/routes?family=inet&prefix=0.0.0.0/0" >"$RTSNAP_TMP/f.d"
+tap_diff "$RTSNAP_TMP/f.k" "$RTSNAP_TMP/f.d" "/routes?family=inet&prefix=0.0.0.0/0 is ip route show root (lookup4_random.t checks the rest)"
 
 n="ip -n $NS"
 # the IPv4 change stream and /changes?family=inet see the first change
