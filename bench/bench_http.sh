@@ -23,9 +23,10 @@
 #
 # Needs root, wrk (with TLS), curl, openssl, python3 (with crypt for the auth scenarios).
 # Environment: BINARIES [new=build/rtsnapd], ROUTES [100000], CONNS ["32 256 1024 4096"],
-# FULL_CONNS ["8 64"], DURATION [5], ROUNDS [1], SCENARIOS ["plain streams tls auth flood"],
+# FULL_CONNS ["8 64"; empty skips], DURATION [5], ROUNDS [1], SCENARIOS ["plain streams tls auth flood"],
 # STREAMS [1000], AUTH_CLIENTS [50], AUTH_COST [12], BIG_ROUTES [1000000; 0 skips],
-# MAX_CONNECTIONS [8192], OUT=FILE (append the table).
+# MAX_CONNECTIONS [8192], OUT=FILE (append the table), PERF_DIR=DIR (record each cell with
+# `perf record -g -p PID` into DIR; for profiling runs only, since it perturbs the numbers).
 set -u
 BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$BENCH_ROOT/bench/lib.sh"
@@ -34,7 +35,7 @@ cd "$BENCH_ROOT" || exit 1
 BINARIES=${BINARIES:-"new=build/rtsnapd"}
 ROUTES=${ROUTES:-100000}
 CONNS=${CONNS:-"32 256 1024 4096"}
-FULL_CONNS=${FULL_CONNS:-"8 64"}
+FULL_CONNS=${FULL_CONNS-"8 64"}
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-1}
 SCENARIOS=${SCENARIOS:-"plain streams tls auth flood"}
@@ -153,13 +154,20 @@ PY
 
 # cell NS PID URL CONNS [HEADER]: one wrk run; prints "rps p50 p99 errors non2xx cpu_ms_per_10k"
 cell() {
-	local ns=$1 pid=$2 url=$3 c=$4 hdr=${5:-} out rps p50 p99 err bad n c0 c1
+	local ns=$1 pid=$2 url=$3 c=$4 hdr=${5:-} out rps p50 p99 err bad n c0 c1 perfpid
 	local -a h=()
 	[ -z "$hdr" ] || h=(-H "$hdr")
+	if [ -n "${PERF_DIR:-}" ]; then
+		mkdir -p "$PERF_DIR"
+		perf record -q -g -p "$pid" -o "$PERF_DIR/$CELL_TAG.data" -- sleep "$DURATION" \
+			>/dev/null 2>&1 &
+		perfpid=$!
+	fi
 	c0=$(cpu_ticks "$pid")
 	out=$(ip netns exec "$ns" timeout $((DURATION + 60)) wrk -t2 -c"$c" -d"${DURATION}s" \
 		--timeout 2s --latency "${h[@]}" "$url" 2>&1)
 	c1=$(cpu_ticks "$pid")
+	[ -z "${PERF_DIR:-}" ] || wait "$perfpid"
 	rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' <<<"$out")
 	n=$(awk '/ requests in / { print $1 }' <<<"$out")
 	p50=$(awk '$1 == "50%" { print $2 }' <<<"$out" | to_ms)
@@ -184,7 +192,7 @@ daemon_start() {
 	bench_bg ip netns exec "$ns" "$bin" --listen "$LISTEN" --interval 0 \
 		--max-connections "$MAX_CONNECTIONS" "$@" 2>>"$T/rtsnapd.log"
 	DPID=$BENCH_BG_PID
-	for i in $(seq 1 3000); do
+	for _ in $(seq 1 3000); do
 		kill -0 "$DPID" 2>/dev/null || bench_die "rtsnapd exited: $(tail -n 5 "$T/rtsnapd.log")"
 		have=$(ip netns exec "$ns" curl -sgf --max-time 5 "${c[@]}" "$SCHEME_URL/metrics" |
 			awk '/^rtsnap_mirror_routes / { print $2 + 0 }')
@@ -214,6 +222,7 @@ run_paths() {
 		[ "$path" = /ipv6_route ] && conns=$FULL_CONNS
 		first=
 		for c in $conns; do
+			CELL_TAG=$(printf '%s-%s-%s-%s-%s' "$name" "$routes" "$scen" "${path%%\?*}" "$c" | tr -c 'A-Za-z0-9.\n-' _)
 			v=$(cell "$ns" "$DPID" "$url$path" "$c" "$hdr")
 			[ -n "$first" ] || first=${v%% *}
 			row "$name" "$round" "$routes" "$scen" "$path" "$c" "$v" "$first"
