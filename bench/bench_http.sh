@@ -222,7 +222,7 @@ run_paths() {
 		[ "$path" = /ipv6_route ] && conns=$FULL_CONNS
 		first=
 		for c in $conns; do
-			CELL_TAG=$(printf '%s-%s-%s-%s-%s' "$name" "$routes" "$scen" "${path%%\?*}" "$c" | tr -c 'A-Za-z0-9.\n-' _)
+			CELL_TAG=$(printf '%s-%s-%s-%s-%s' "$name" "$routes" "$scen" "$path" "$c" | tr -c 'A-Za-z0-9.\n-' _)
 			v=$(cell "$ns" "$DPID" "$url$path" "$c" "$hdr")
 			[ -n "$first" ] || first=${v%% *}
 			row "$name" "$round" "$routes" "$scen" "$path" "$c" "$v" "$first"
