@@ -23,7 +23,7 @@
 #
 # Needs root, wrk (with TLS), curl, openssl, python3 (with crypt for the auth scenarios).
 # Environment: BINARIES [new=build/rtsnapd], ROUTES [100000], CONNS ["32 256 1024 4096"],
-# FULL_CONNS ["8 64"; empty skips], DURATION [5], ROUNDS [1], SCENARIOS ["plain streams tls auth flood"],
+# FULL_CONNS ["8 64"; empty skips], DURATION [5], ROUNDS [1], SCENARIOS ["plain streams tls auth flood"; empty: only BIG_ROUTES],
 # STREAMS [1000], AUTH_CLIENTS [50], AUTH_COST [12], BIG_ROUTES [1000000; 0 skips],
 # MAX_CONNECTIONS [8192], OUT=FILE (append the table), PERF_DIR=DIR (record each cell with
 # `perf record -g -p PID` into DIR; for profiling runs only, since it perturbs the numbers).
@@ -38,7 +38,7 @@ CONNS=${CONNS:-"32 256 1024 4096"}
 FULL_CONNS=${FULL_CONNS-"8 64"}
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-1}
-SCENARIOS=${SCENARIOS:-"plain streams tls auth flood"}
+SCENARIOS=${SCENARIOS-"plain streams tls auth flood"}
 STREAMS=${STREAMS:-1000}
 AUTH_CLIENTS=${AUTH_CLIENTS:-50}
 AUTH_COST=${AUTH_COST:-12}
