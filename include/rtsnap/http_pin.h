@@ -14,6 +14,7 @@
 struct http_pin {
 	struct http_pin *prev, *next; /* under the registry's lock */
 	struct snapshot *snap;	      /* the response's reference (owned by the response) */
+	uint64_t gen;		      /* snap's generation */
 	int fd;			      /* the connection's socket; -1: unknown, never dropped */
 	int dropped;		      /* shut down by the bound */
 	int listed;		      /* worker thread only */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * http_pin.c - what in-flight responses may pin (issue 13, item 4).
+ * http_pin.c - what in-flight responses may pin.
  *
  * A response that points into a snapshot holds a reference until libmicrohttpd frees it,
  * i.e. until its last byte is sent or the connection dies. A slow reader therefore keeps a
@@ -45,6 +45,11 @@
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct http_pin *s_head;			      /* under s_lock */
 static unsigned long s_count;			      /* entries; under s_lock, read relaxed */
+/* The newest generation an entry was added with, and how many listed entries hold it: a
+ * scrape reads how many responses hold the current snapshot without walking the list (a walk
+ * under s_lock at every scrape cost in proportion to the responses in flight). Under s_lock. */
+static uint64_t s_top_gen;
+static unsigned long s_top_count;
 static uint64_t s_limit_bytes;			      /* absolute limit; 0: use the factor */
 static unsigned int s_limit_factor = HTTP_PIN_FACTOR; /* x current snapshot; 0: off */
 static struct snapshot_chain *s_chain;		      /* set before http_start() */
@@ -77,6 +82,7 @@ void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapsh
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	p->snap = snap;
+	p->gen = snapshot_generation(snap);
 	p->fd = ci ? ci->connect_fd : -1;
 	p->dropped = 0;
 	p->start_ms = snapshot_now_ms();
@@ -88,6 +94,12 @@ void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapsh
 		s_head->prev = p;
 	s_head = p;
 	s_count++;
+	if (p->gen > s_top_gen) {
+		s_top_gen = p->gen;
+		s_top_count = 1;
+	} else if (p->gen == s_top_gen) {
+		s_top_count++;
+	}
 	pthread_mutex_unlock(&s_lock);
 	p->listed = 1;
 }
@@ -104,6 +116,8 @@ void http_pin_del(struct http_pin *p)
 	if (p->next)
 		p->next->prev = p->prev;
 	s_count--;
+	if (p->gen == s_top_gen)
+		s_top_count--;
 	pthread_mutex_unlock(&s_lock);
 	p->listed = 0;
 }
@@ -118,11 +132,10 @@ void http_pin_stats(struct http_pin_stats *st)
 	snapshot_release(s);
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s_lock);
-	for (struct http_pin *p = s_head; p; p = p->next) {
-		st->responses++;
-		if (snapshot_generation(p->snap) < cur)
-			st->responses_retired++;
-	}
+	st->responses = s_count;
+	/* entries newer than cur (added after a publication this scrape did not see yet) hold
+	 * no replaced snapshot either */
+	st->responses_retired = s_count - (s_top_gen >= cur ? s_top_count : 0);
 	pthread_mutex_unlock(&s_lock);
 	st->limit_bytes = http_pin_limit();
 	st->snapshots_retired = snapshot_retired_count(s_chain);

@@ -153,6 +153,8 @@ while [ $SECONDS -lt $end ] && [ $samples -lt 600 ]; do
 	sleep 1
 done
 pinned_mid=$(metric rtsnap_snapshots_pinned)
+resp_replaced_mid=$(metric 'rtsnap_http_snapshot_responses{snapshot="replaced"}')
+resp_current_mid=$(metric 'rtsnap_http_snapshot_responses{snapshot="current"}')
 pinned_bytes_mid=$(metric rtsnap_snapshots_pinned_bytes)
 tap_diag "with $READERS slow readers: VmRSS peak $(mb "$peak") MB over $samples samples ($over above the bound); replaced snapshots pinned now: $pinned_mid ($(mb $((${pinned_bytes_mid:-0} / 1024))) MB)"
 tap_is "$over" 0 "VmRSS stays within $(mb $bound_kb) MB (peak $(mb "$peak") MB)"
@@ -179,6 +181,13 @@ tap_ok "$([ "${pinned_mid:-0}" -gt 0 ] && [ "$per" -lt $((snap / 4)) ]; echo $?)
 wait_until 20 sh -c "[ \"\$(ip netns exec $NS curl -sg --max-time 5 $RTSNAP_URL/metrics | awk '\$1 == \"rtsnap_snapshots_pinned\" { print \$2 }')\" = 0 ]"
 pinned=$(metric rtsnap_snapshots_pinned)
 tap_is "$pinned" 0 "no replaced snapshot is pinned after the readers left"
+# the responses in flight, by the snapshot they hold: while the readers ran some held replaced
+# ones (those pinned above), and none is left once they are gone
+tap_diag "responses in flight with the readers: ${resp_current_mid:-?} on the current snapshot, ${resp_replaced_mid:-?} on replaced ones"
+tap_ok "$([ "${resp_replaced_mid:-0}" -gt 0 ] && [ "${resp_replaced_mid:-0}" -le "$READERS" ]; echo $?)" \
+	"rtsnap_http_snapshot_responses counts responses holding replaced snapshots (${resp_replaced_mid:-none})"
+resp_after=$(http_get "$NS" /metrics | awk '$1 ~ /^rtsnap_http_snapshot_responses\{/ { n += $2 } END { print n + 0 }')
+tap_is "$resp_after" 0 "no response in flight holds a snapshot after the readers left"
 sleep 2
 rss1=$(rss_kb)
 after_kb=$((rss0 + (2 * snap) / 1024 + 32 * 1024))
