@@ -15,6 +15,7 @@
 #define RTSNAP_DUMP4_H
 
 #include "rtsnap/fib4.h"
+#include "rtsnap/nlconn.h"
 #include "rtsnap/routectx.h"
 
 struct collector_stats;
@@ -42,5 +43,14 @@ int dump4_take(struct dump4 *d, struct collector_stats *st) __attribute__((warn_
 
 /* Free what d holds (a zeroed or failed one is fine). */
 void dump4_release(struct dump4 *d);
+
+/*
+ * Whether the IPv4 main table exists (it may exist without routes): a strict dump filtered on
+ * it, its routes passed to cb (NULL: none wanted) with arg. 1, 0, or a negative errno; an
+ * interrupted dump sets *intr (NULL: not told). Errors counted in st (NULL: nowhere). The
+ * caller's thread, in the namespace it runs in.
+ */
+int dump4_main_exists(struct collector_stats *st, nlconn_dump_cb cb, void *arg, int *intr)
+    __attribute__((warn_unused_result));
 
 #endif

@@ -23,8 +23,4 @@
 int full4_dump(struct nlconn *conn, int gaps, const int *abort, int *intr, struct mirror4 **out)
     __attribute__((warn_unused_result));
 
-/* Whether the main table exists (a strict dump filtered on it): 1, 0, or a negative errno.
- * Errors counted in st (NULL: nowhere). */
-int full4_probe_main(struct collector_stats *st) __attribute__((warn_unused_result));
-
 #endif

@@ -55,6 +55,7 @@
 
 #include "rtsnap/builder.h"
 #include "rtsnap/collector.h"
+#include "rtsnap/dump4.h"
 #include "rtsnap/events.h"
 #include "rtsnap/full4.h"
 #include "rtsnap/log.h"
@@ -1305,7 +1306,7 @@ static void probe_main4(struct collector *c)
 	c->want_main = 0;
 	if (mirror_has_table(c->m, RT_TABLE_MAIN))
 		return;
-	ret = full4_probe_main(c->st);
+	ret = dump4_main_exists(c->st, NULL, NULL, NULL);
 	if (ret > 0) {
 		touch_outside(c);
 		ret = mirror_add_table(c->m, RT_TABLE_MAIN, 0);

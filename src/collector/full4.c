@@ -11,6 +11,7 @@
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/dump4.h"
 #include "rtsnap/full4.h"
 #include "rtsnap/mirror.h"
 #include "rtsnap/nlparse.h"
@@ -87,40 +88,6 @@ static int on_route(const struct nlmsghdr *nlh, void *arg)
 
 /* The probe's replies: main's existence is all it asks (a route in them arrived since the
  * dump, with its notification). */
-static int on_probe(const struct nlmsghdr *nlh, void *arg)
-{
-	(void)nlh;
-	(void)arg;
-	return 0;
-}
-
-/*
- * A strict dump filtered on main ends with -ENOENT when main does not exist
- * (inet_dump_fib): the kernel creates it with its first route, or with local while no rule
- * of the user's exists, and never frees it (kernel-facts.md 12.3).
- */
-int full4_probe_main(struct collector_stats *st)
-{
-	struct {
-		struct rtmsg rtm;
-		struct rtattr a;
-		uint32_t table;
-	} req = { .rtm = { .rtm_family = AF_INET },
-		  .a = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = RTA_TABLE },
-		  .table = RT_TABLE_MAIN };
-	struct nlconn strict = { .fd = -1 };
-	int ret = nlconn_open(&strict, NLCONN_STRICT, st);
-
-	if (!ret)
-		ret = nlconn_dump(&strict, RTM_GETROUTE, &req, sizeof(req), on_probe, NULL);
-	nlconn_close(&strict);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret == -EINTR)
-		ret = 0;
-	return ret ? ret : 1;
-}
-
 /* A dump the kernel flagged NLM_F_DUMP_INTR is complete but may be inconsistent. */
 static int dump_one(struct nlconn *conn, uint16_t type, const void *req, size_t len,
 		    nlconn_dump_cb cb, struct full4_ctx *x, int *intr)
@@ -170,7 +137,7 @@ int full4_dump(struct nlconn *conn, int gaps, const int *abort, int *intr, struc
 	if (!ret && abort && __atomic_load_n(abort, __ATOMIC_RELAXED))
 		ret = -ECANCELED;
 	if (!ret && !mirror_has_table(m, RT_TABLE_MAIN)) {
-		ret = full4_probe_main(conn->st);
+		ret = dump4_main_exists(conn->st, NULL, NULL, NULL);
 		if (ret > 0)
 			ret = mirror_add_table(m, RT_TABLE_MAIN, 0);
 	}

@@ -144,13 +144,19 @@ static int dump_one(struct nlconn *conn, uint16_t type, const void *req, size_t 
 	return ret;
 }
 
+static int probe_none(const struct nlmsghdr *nlh, void *arg)
+{
+	(void)nlh;
+	(void)arg;
+	return 0;
+}
+
 /*
- * Whether the main table exists when the dump showed none of its routes: a strict dump
- * filtered on it ends with -ENOENT when it does not (inet_dump_fib). The kernel creates main
- * with its first route, or with local while there is no rule of the user's (the two share a
- * trie then), and never frees it.
+ * A strict dump filtered on main ends with -ENOENT when main does not exist (inet_dump_fib).
+ * The kernel creates main with its first route, or with local while there is no rule of the
+ * user's (the two share a trie then), and never frees it (kernel-facts.md 12.3).
  */
-static int probe_main(struct dump4_pass *x)
+int dump4_main_exists(struct collector_stats *st, nlconn_dump_cb cb, void *arg, int *intr)
 {
 	struct {
 		struct rtmsg rtm;
@@ -160,13 +166,19 @@ static int probe_main(struct dump4_pass *x)
 		  .a = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = RTA_TABLE },
 		  .table = RT_TABLE_MAIN };
 	struct nlconn strict = { .fd = -1 };
-	int ret = nlconn_open(&strict, NLCONN_STRICT, NULL);
+	int ret = nlconn_open(&strict, NLCONN_STRICT, st);
 
 	if (!ret)
-		ret = nlconn_dump(&strict, RTM_GETROUTE, &req, sizeof(req), cb_route, x);
+		ret = nlconn_dump(&strict, RTM_GETROUTE, &req, sizeof(req), cb ? cb : probe_none,
+				  arg);
 	nlconn_close(&strict);
 	if (ret == -ENOENT)
 		return 0;
+	if (ret == -EINTR) { /* it exists; what cb saw may be inconsistent */
+		if (intr)
+			*intr = 1;
+		ret = 0;
+	}
 	return ret ? ret : 1;
 }
 
@@ -213,7 +225,7 @@ static int dump_pass(struct nlconn *conn, struct dump4_pass *x, int *intr)
 	if (!ret) {
 		x->d->has_main = has_main(x->d->fib);
 		if (!x->d->has_main) /* what it finds is empty or comes with a notification */
-			ret = probe_main(x);
+			ret = dump4_main_exists(NULL, cb_route, x, intr);
 		if (ret > 0)
 			x->d->has_main = 1;
 		if (ret >= 0)
