@@ -33,7 +33,8 @@ struct http_pin_stats {
 void http_pin_set_limit(struct snapshot_chain *chain, uint64_t bytes, unsigned int factor);
 /* Any thread. The limit in bytes now (0: no bound). */
 uint64_t http_pin_limit(void);
-/* Worker thread, when a response holding snap is created for conn. p lives in the response. */
+/* Worker thread, when a response holding snap is created for conn. p lives in the response.
+ * snap NULL (a body that holds no snapshot): p is not listed. */
 void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapshot *snap,
 		  uint64_t body_bytes);
 /* The response's free callback, before the snapshot reference is dropped. Fine if never added. */

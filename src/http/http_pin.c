@@ -78,9 +78,13 @@ uint64_t http_pin_limit(void)
 void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapshot *snap,
 		  uint64_t body_bytes)
 {
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ci;
 
+	if (!snap) {
+		p->listed = 0; /* a body that holds no snapshot (the web page's files) pins nothing */
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	p->snap = snap;
 	p->gen = snapshot_generation(snap);
 	p->fd = ci ? ci->connect_fd : -1;
