@@ -79,7 +79,13 @@ snap=$(metric rtsnap_snapshot_bytes)
 rss0=$(rss_kb)
 tap_ok "$([ "${snap:-0}" -gt $((N * 100)) ]; echo $?)" "rtsnap_snapshot_bytes is reported ($snap bytes, $((snap / N)) per route)"
 limit=$(metric rtsnap_http_pinned_bytes_limit)
-bound_kb=$((rss0 + 2 * (${limit:-0} + 2 * snap) / 1024 + 64 * 1024))
+# What the readers may pin is the limit plus the snapshot retired last; the heap holds more
+# than that: responses being closed still hold theirs, and the segments of pinned and freed
+# snapshots interleave in one arena. Measured here: peaks 125-217 MB for about 80 MB counted
+# (malloc_stats at a peak: 146 MB in use); one CI run passed 2x. The bound is 3x what is
+# counted, plus 64 MB: a sanity check against unbounded growth; what the limit holds is
+# checked exactly below (rtsnap_snapshots_pinned_bytes).
+bound_kb=$((rss0 + 3 * (${limit:-0} + 2 * snap) / 1024 + 64 * 1024))
 tap_diag "before the readers: VmRSS $(mb "$rss0") MB, snapshot $(mb $((snap / 1024))) MB, pinned limit $(mb $((${limit:-0} / 1024))) MB, bound $(mb $bound_kb) MB"
 
 churn() { # 257 routes change every 0.1-0.5 s until the readers are done (bounded count)
@@ -157,7 +163,8 @@ resp_replaced_mid=$(metric 'rtsnap_http_snapshot_responses{snapshot="replaced"}'
 resp_current_mid=$(metric 'rtsnap_http_snapshot_responses{snapshot="current"}')
 pinned_bytes_mid=$(metric rtsnap_snapshots_pinned_bytes)
 tap_diag "with $READERS slow readers: VmRSS peak $(mb "$peak") MB over $samples samples ($over above the bound); replaced snapshots pinned now: $pinned_mid ($(mb $((${pinned_bytes_mid:-0} / 1024))) MB)"
-tap_is "$over" 0 "VmRSS stays within $(mb $bound_kb) MB (peak $(mb "$peak") MB)"
+tap_is "$over" 0 "VmRSS stays within $(mb $bound_kb) MB (peak $(mb "$peak") MB)" ||
+	tap_diag "now: $(grep -E '^(VmHWM|RssAnon|RssFile)' "/proc/$DPID/status" | tr -s ' \n' ' '), $(metric rtsnap_snapshots_pinned) snapshots pinned"
 tap_is "$good" "$tries" "a normal client gets complete /ipv6_route, equal to the kernel's file, during the flood ($good of $tries)"
 tap_cmd "the kernel's file has all $N routes but the 256 churned" test "$(wc -l <"$RTSNAP_TMP/want")" -ge $((N - 256))
 
