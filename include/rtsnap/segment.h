@@ -62,8 +62,9 @@ struct segment {
 	long refs;	/* atomic */
 	size_t bytes;	/* memory held, approximately */
 	uint64_t mark;	/* collector thread only: serial of the newest snapshot composed with it */
-	uint64_t since; /* collector thread only: serial of the first snapshot that holds it
-			   without a reference (snapshot_fresh_segment()), or 0 */
+	uint64_t since; /* collector thread only (and, once given up, anyone under the chain's
+			   hold_lock): serial of the first snapshot that holds it without a
+			   reference (snapshot_fresh_segment()), or 0 */
 	struct snapshot_chain *holder; /* collector thread only: that snapshot's chain */
 	uint32_t table;
 	uint32_t n;	   /* records (a placeholder row is a record) */

@@ -229,7 +229,7 @@ size_t snapshot_segs_built(const struct snapshot *s);
 size_t snapshot_proc_len(const struct snapshot *s);
 size_t snapshot_seg_bytes(const struct snapshot *s);
 /* Any thread holding s, after its publication: the resident bytes it holds that no newer
- * snapshot shares (snapshot_bytes_estimate() below). */
+ * live snapshot shares (snapshot_bytes_estimate() below; grows as newer ones are freed). */
 size_t snapshot_bytes(const struct snapshot *s);
 /* Any thread holding s: the proc view's header (/proc/net/route's first line), NULL and 0
  * when it has none. */

@@ -80,8 +80,9 @@ struct snapshot {
 
 	/* lifetime; see snapshot.c */
 	long refs;
-	/* accounting (see snapshot_bytes_estimate): set by snapshot_publish(), read by anyone */
-	size_t bytes; /* resident bytes this snapshot holds that no newer snapshot shares */
+	/* accounting (see snapshot_bytes_estimate): set by snapshot_publish(), grown when a newer
+	 * retired snapshot is freed (move_held_bytes()), read by anyone; both atomic */
+	size_t bytes; /* resident bytes this snapshot holds that no newer live snapshot shares */
 	int retired;  /* replaced, still referenced: counted in snapshot_retired_*() */
 };
 

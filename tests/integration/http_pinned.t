@@ -81,10 +81,10 @@ tap_ok "$([ "${snap:-0}" -gt $((N * 100)) ]; echo $?)" "rtsnap_snapshot_bytes is
 limit=$(metric rtsnap_http_pinned_bytes_limit)
 # What the readers may pin is the limit plus the snapshot retired last; the heap holds more
 # than that: responses being closed still hold theirs, and the segments of pinned and freed
-# snapshots interleave in one arena. Measured here: peaks 125-217 MB for about 80 MB counted
-# (malloc_stats at a peak: 146 MB in use); one CI run passed 2x. The bound is 3x what is
-# counted, plus 64 MB: a sanity check against unbounded growth; what the limit holds is
-# checked exactly below (rtsnap_snapshots_pinned_bytes).
+# snapshots interleave in one arena. Measured: peaks 95-217 MB (docs/design.md, "What slow
+# readers may pin"). The bound is 3x what is counted, plus 64 MB: a sanity check against
+# unbounded growth; what the limit holds is checked exactly below
+# (rtsnap_snapshots_pinned_bytes).
 bound_kb=$((rss0 + 3 * (${limit:-0} + 2 * snap) / 1024 + 64 * 1024))
 tap_diag "before the readers: VmRSS $(mb "$rss0") MB, snapshot $(mb $((snap / 1024))) MB, pinned limit $(mb $((${limit:-0} / 1024))) MB, bound $(mb $bound_kb) MB"
 
