@@ -54,14 +54,14 @@ void http_count_status(const char *path, size_t len, unsigned int status);
 
 /* The front door's other counters (rendered by http_count_render() in this order). */
 enum http_counter {
-	HTTP_C_BYTES,		     /* bytes of response bodies sent (after compression) */
-	HTTP_C_HEADER_TIMEOUTS,	     /* 408: no complete request head within --header-timeout */
-	HTTP_C_SHED,		     /* waiting connections closed to make room for new ones */
-	HTTP_C_BUSY,		     /* 503: every connection slot in use */
+	HTTP_C_BYTES,		      /* bytes of response bodies sent (after compression) */
+	HTTP_C_HEADER_TIMEOUTS,	      /* 408: no complete request head within --header-timeout */
+	HTTP_C_SHED,		      /* waiting connections closed to make room for new ones */
+	HTTP_C_BUSY,		      /* 503: every connection slot in use */
 	HTTP_C_REQUEST_TIMEOUT_FIRST, /* shut down after the handover: first request incomplete */
 	HTTP_C_REQUEST_TIMEOUT_LATER, /* ... a later request on a kept-alive connection */
-	HTTP_C_EVICTED,		     /* connections waiting for their client closed for a new one */
-	HTTP_C_DROPPED_PINNED,	     /* responses closed: pinned bytes over --max-pinned-bytes */
+	HTTP_C_EVICTED,	       /* connections waiting for their client closed for a new one */
+	HTTP_C_DROPPED_PINNED, /* responses closed: pinned bytes over --max-pinned-bytes */
 	HTTP_C__COUNT
 };
 

@@ -248,7 +248,7 @@ int64_t http_conns_expire(struct http_conns *s, int64_t now)
 			continue;
 		}
 		http_count_add(phase == HTTP_CONN_FIRST ? HTTP_C_REQUEST_TIMEOUT_FIRST
-							    : HTTP_C_REQUEST_TIMEOUT_LATER,
+							: HTTP_C_REQUEST_TIMEOUT_LATER,
 			       1);
 		shutdown_locked(s, c);
 	}

@@ -43,8 +43,8 @@
 #define PIN_WARN_MS 10000 /* at most one drop warning this often */
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct http_pin *s_head;			      /* under s_lock */
-static unsigned long s_count;			      /* entries; under s_lock, read relaxed */
+static struct http_pin *s_head; /* under s_lock */
+static unsigned long s_count;	/* entries; under s_lock, read relaxed */
 /* The newest generation an entry was added with, and how many listed entries hold it: a
  * scrape reads how many responses hold the current snapshot without walking the list (a walk
  * under s_lock at every scrape cost in proportion to the responses in flight). Under s_lock. */
@@ -81,7 +81,8 @@ void http_pin_add(struct http_pin *p, struct MHD_Connection *conn, struct snapsh
 	const union MHD_ConnectionInfo *ci;
 
 	if (!snap) {
-		p->listed = 0; /* a body that holds no snapshot (the web page's files) pins nothing */
+		p->listed =
+		    0; /* a body that holds no snapshot (the web page's files) pins nothing */
 		return;
 	}
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);

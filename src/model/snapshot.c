@@ -1181,8 +1181,8 @@ static void retire(struct snapshot *old)
 	 * destruction in move_held_bytes() */
 	__atomic_store_n(&old->retired, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&old->chain->retired, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&old->chain->retired_bytes, __atomic_load_n(&old->bytes, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(&old->chain->retired_bytes,
+			   __atomic_load_n(&old->bytes, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	snapshot_release(old);
 }
 

@@ -772,9 +772,9 @@ static long open_fds(void)
 	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	last = __atomic_load_n(&s_fds_ms, __ATOMIC_ACQUIRE);
 	v = __atomic_load_n(&s_fds, __ATOMIC_RELAXED);
-	if (v >= 0 && (now - last < 1000 || !__atomic_compare_exchange_n(&s_fds_ms, &last, now, 0,
-									  __ATOMIC_ACQ_REL,
-									  __ATOMIC_RELAXED)))
+	if (v >= 0 &&
+	    (now - last < 1000 || !__atomic_compare_exchange_n(&s_fds_ms, &last, now, 0,
+							       __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)))
 		return v; /* fresh, or another scrape is counting now */
 	v = count_fds();
 	if (v >= 0) {
