@@ -16,11 +16,12 @@ struct webconfig;
 
 /* What a daemon serves with (the callbacks' cls); lives as long as the daemon. */
 struct http_site {
-	struct snapshot_chain *chain;	     /* what it serves */
-	const struct collector_stats *stats; /* the counters of chain's instance */
-	struct snapshot_chain *chain4;	     /* the IPv4 instance's, or NULL (not followed) */
-	struct webconfig *wc;		     /* the web configuration, or NULL */
-	const void *owner;		     /* the HTTP generation, for /events */
+	struct snapshot_chain *chain;	      /* what it serves */
+	const struct collector_stats *stats;  /* the counters of chain's instance */
+	struct snapshot_chain *chain4;	      /* the IPv4 instance's, or NULL (not followed) */
+	const struct collector_stats *stats4; /* its counters, or NULL */
+	struct webconfig *wc;		      /* the web configuration, or NULL */
+	const void *owner;		      /* the HTTP generation, for /events */
 	struct http_wake wake; /* the daemon's worker, after a resume from another thread */
 	unsigned int listener; /* its listener's index */
 };

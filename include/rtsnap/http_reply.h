@@ -50,6 +50,7 @@ struct http_req {
 	struct snapshot *snap2;
 	struct snapshot_chain *chain4;	     /* the IPv4 instance's chain, or NULL (not followed) */
 	const struct collector_stats *stats; /* the counters of the instance snap comes from */
+	const struct collector_stats *stats4; /* the IPv4 instance's counters, or NULL */
 	int64_t now_ms;
 	struct http_arg args[HTTP_MAX_ARGS];
 	unsigned int nargs;

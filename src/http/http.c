@@ -60,9 +60,10 @@ struct http_gen {
 };
 
 static struct http_gen *s_cur, *s_retired;
-static struct snapshot_chain *s_chain;	/* what it serves; set by http_start() */
-static struct collector_stats *s_stats; /* its instance's counters; likewise */
-static struct snapshot_chain *s_chain4; /* the IPv4 instance's, or NULL; likewise */
+static struct snapshot_chain *s_chain;	 /* what it serves; set by http_start() */
+static struct collector_stats *s_stats;	 /* its instance's counters; likewise */
+static struct collector_stats *s_stats4; /* the IPv4 instance's, or NULL; likewise */
+static struct snapshot_chain *s_chain4;	 /* the IPv4 instance's, or NULL; likewise */
 static unsigned int s_nlisten, s_threads, s_limit, s_timeout_s;
 static const char *const *s_listen;
 static struct http_gate *s_gates[MAX_LISTEN];
@@ -179,6 +180,7 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 			gw->site.chain = s_chain;
 			gw->site.listener = i;
 			gw->site.stats = s_stats;
+			gw->site.stats4 = s_stats4;
 			gw->site.chain4 = s_chain4;
 			/* no internal thread: a worker runs it (http_worker.h); connections come
 			 * from the gate, never from a listen socket */
@@ -255,9 +257,11 @@ int http_start(const struct http_opts *o)
 	}
 	s_chain = NULL;
 	s_chain4 = NULL;
+	s_stats4 = NULL;
 	for (unsigned int i = 0; i < o->ninst; i++) {
 		if (o->inst[i].family == AF_INET) {
 			s_chain4 = o->inst[i].chain;
+			s_stats4 = o->inst[i].stats;
 		} else {
 			s_chain = o->inst[i].chain;
 			s_stats = o->inst[i].stats;

@@ -190,6 +190,7 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 				       "IPv4 is not followed: start rtsnapd with --family all");
 	rq.snap = snapshot_acquire(e->v4 ? site->chain4 : site->chain);
 	rq.stats = site->stats;
+	rq.stats4 = site->stats4;
 	rq.now_ms = snapshot_now_ms();
 	if (e->etag && rq.snap &&
 	    etag_matches(

@@ -38,24 +38,16 @@ static void status_collector(const struct collector_stats *st, json_t *o, int64_
 			    overrun ? json_real((double)(now_ms - overrun) / 1000.0) : json_null());
 }
 
-enum MHD_Result http_ep_status(struct http_req *rq)
+/* An instance's snapshot s (NULL: none published yet) and counters st into o. */
+static void status_snapshot(const struct snapshot *s, const struct collector_stats *st, json_t *o,
+			    int64_t now_ms)
 {
-	static const char *const allowed[] = { NULL };
-	const struct snapshot *s = rq->snap;
-	const struct collector_stats *st = rq->stats;
-	json_t *o, *tables, *coll;
-	enum MHD_Result res;
-	char when[64], b[12];
+	json_t *tables = json_array(), *coll = json_object();
 	struct timespec at;
-	char *body;
+	char when[64], b[12];
 	size_t routes = 0;
 
-	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
-		return res;
-	o = json_object();
-	tables = json_array();
-	coll = json_object();
-	for (size_t i = 0; i < snapshot_ntables(s); i++) {
+	for (size_t i = 0; s && i < snapshot_ntables(s); i++) {
 		const struct snapshot_table *t = snapshot_table_at(s, i);
 
 		routes += t->routes;
@@ -64,25 +56,62 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 				      names_table(snapshot_ctx(s)->names, t->id, b), "routes",
 				      (json_int_t)t->routes, "proc_lines", (json_int_t)t->lines));
 	}
-	at = snapshot_taken_at(s);
-	iso8601(&at, when, sizeof(when));
-	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
-	json_object_set_new(o, "generation", json_integer((json_int_t)snapshot_generation(s)));
-	json_object_set_new(o, "taken_at", json_string(when));
+	if (s) {
+		at = snapshot_taken_at(s);
+		iso8601(&at, when, sizeof(when));
+	}
+	json_object_set_new(o, "generation",
+			    s ? json_integer((json_int_t)snapshot_generation(s)) : json_null());
+	json_object_set_new(o, "taken_at", s ? json_string(when) : json_null());
 	json_object_set_new(o, "age_seconds",
-			    json_real((double)(rq->now_ms - snapshot_taken_mono_ms(s)) / 1000.0));
-	json_object_set_new(o, "duration_seconds", json_real(snapshot_duration_s(s)));
-	json_object_set_new(o, "trigger", json_string(stats_trigger_name(snapshot_trigger(s))));
-	json_object_set_new(o, "stale", json_boolean(!stats_is_fresh(st)));
+			    s ? json_real((double)(now_ms - snapshot_taken_mono_ms(s)) / 1000.0)
+			      : json_null());
+	json_object_set_new(o, "duration_seconds",
+			    s ? json_real(snapshot_duration_s(s)) : json_null());
+	json_object_set_new(o, "trigger",
+			    s ? json_string(stats_trigger_name(snapshot_trigger(s))) : json_null());
+	json_object_set_new(o, "stale", json_boolean(!s || !stats_is_fresh(st)));
 	json_object_set_new(o, "interval_seconds",
 			    json_integer((json_int_t)stats_get(st->interval_s)));
 	json_object_set_new(o, "routes", json_integer((json_int_t)routes));
-	json_object_set_new(o, "proc_bytes", json_integer((json_int_t)snapshot_proc_len(s)));
-	json_object_set_new(o, "expiring", json_integer((json_int_t)snapshot_nexpiring(s)));
+	json_object_set_new(o, "proc_bytes",
+			    json_integer(s ? (json_int_t)snapshot_proc_len(s) : 0));
+	json_object_set_new(o, "expiring", json_integer(s ? (json_int_t)snapshot_nexpiring(s) : 0));
 	json_object_set_new(o, "tables", tables);
 	stats_status_json(st, o, coll); /* every counter, from the table */
-	status_collector(st, coll, rq->now_ms);
+	status_collector(st, coll, now_ms);
 	json_object_set_new(o, "collector", coll);
+}
+
+/* st's last error and the faults set now into o. */
+static void status_faults(const struct collector_stats *st, json_t *o, int64_t now_ms)
+{
+	json_t *faults = json_array();
+
+	json_object_set_new(o, "last_error",
+			    stats_get(st->last_error)
+				? json_string(strerror(-stats_get(st->last_error)))
+				: json_null());
+	stats_faults_json(st, faults, now_ms); /* every fault set now */
+	json_object_set_new(o, "faults", faults);
+}
+
+/*
+ * The IPv6 instance at the top level (as before there was another), web_config, then with
+ * --family all the IPv4 instance's own as "inet": its snapshot, counters and faults.
+ */
+enum MHD_Result http_ep_status(struct http_req *rq)
+{
+	static const char *const allowed[] = { NULL };
+	enum MHD_Result res;
+	json_t *o;
+	char *body;
+
+	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
+		return res;
+	o = json_object();
+	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
+	status_snapshot(rq->snap, rq->stats, o, rq->now_ms);
 	if (rq->web) {
 		const struct webconfig *wc = rq->web;
 		struct auth_stats as;
@@ -101,15 +130,15 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 			      "busy_checks", (json_int_t)as.busy, "checks_waiting",
 			      (json_int_t)as.queued));
 	}
-	json_object_set_new(o, "last_error",
-			    stats_get(st->last_error)
-				? json_string(strerror(-stats_get(st->last_error)))
-				: json_null());
-	{
-		json_t *faults = json_array();
+	status_faults(rq->stats, o, rq->now_ms);
+	if (rq->chain4 && rq->stats4) {
+		struct snapshot *s4 = snapshot_acquire(rq->chain4);
+		json_t *o4 = json_object();
 
-		stats_faults_json(st, faults, rq->now_ms); /* every fault set now */
-		json_object_set_new(o, "faults", faults);
+		status_snapshot(s4, rq->stats4, o4, rq->now_ms);
+		status_faults(rq->stats4, o4, rq->now_ms);
+		snapshot_release(s4);
+		json_object_set_new(o, "inet", o4);
 	}
 	body = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
@@ -118,11 +147,16 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 	return http_send_buffer(rq, 200, "application/json", body, strlen(body));
 }
 
+/*
+ * "ok" (200) when every instance followed is fresh; else "stale" (503). The generation is the
+ * IPv6 instance's.
+ */
 enum MHD_Result http_ep_healthz(struct http_req *rq)
 {
 	static const char *const allowed[] = { NULL };
 	enum MHD_Result res;
-	int fresh = rq->snap && stats_is_fresh(rq->stats);
+	int fresh =
+	    rq->snap && stats_is_fresh(rq->stats) && (!rq->stats4 || stats_is_fresh(rq->stats4));
 	char *body;
 
 	if (http_args_check(rq, allowed, &res))

@@ -17,7 +17,7 @@
 . "$(dirname "$0")/../lib/routekinds4.sh"
 
 require_root
-require_cmd ip curl cmp python3 unshare mount
+require_cmd ip curl cmp python3 unshare mount jq
 require_rtsnapd
 
 # etag4 NS: the IPv4 snapshot's generation, as /route's ETag says it
@@ -117,6 +117,10 @@ else
 fi
 tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' -H "If-None-Match: $(etag4 "$NS")" \
 	"$RTSNAP_URL/route")" 304 "/route: If-None-Match with the IPv4 generation is 304"
+http_get "$NS" /status >"$RTSNAP_TMP/status"
+tap_is "$(jq -r '[.inet.generation, .inet.routes, .routes] | map(tostring) | join(" ")' "$RTSNAP_TMP/status")" \
+	"$(etag4 "$NS" | tr -d '"') $(ip -n "$NS" -j -4 route show table all | jq length) $(ip -n "$NS" -j -6 route show table all | jq length)" \
+	"/status: inet's generation is /route's, its routes ip -j -4's count; the top level is still IPv6's"
 tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=inet4")" \
 	400 "/routes?family=inet4 is 400"
 tap_is "$(ip netns exec "$NS" curl -sg "$RTSNAP_URL/routes?family=bad" | python3 -c \
