@@ -511,7 +511,8 @@ static int parse_gen(const char *s, uint64_t *out)
 
 /*
  * family= of rq: the history to read (*hist), with rq->snap the snapshot of its instance
- * (the IPv4 one's for family=inet). 1 to go on, 0 with an error queued in *res.
+ * (the IPv4 one's for family=inet, whose filters then take IPv4 addresses). 1 to go on, 0
+ * with an error queued in *res.
  */
 static int parse_family(struct http_req *rq, struct events_history **hist, enum MHD_Result *res)
 {
@@ -533,19 +534,6 @@ static int parse_family(struct http_req *rq, struct events_history **hist, enum 
 		*res = http_send_error(rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
 		return 0;
-	}
-	/* the filters that need an address parse IPv6 only for now */
-	for (unsigned int i = 0; i < rq->nargs; i++) {
-		static const char *const v6only[] = { "prefix", "covers", "gateway", "expiring",
-						      NULL };
-
-		for (const char *const *k = v6only; *k; k++) {
-			if (!strcmp(rq->args[i].key, *k)) {
-				*res = http_send_error(
-				    rq, 400, "'%.64s' goes with family=inet6 only for now", *k);
-				return 0;
-			}
-		}
 	}
 	snapshot_release(rq->snap);
 	rq->snap = snapshot_acquire(rq->chain4);
@@ -571,6 +559,8 @@ static int parse_args(struct http_req *rq, struct query *q, const char **since,
 	if (!parse_family(rq, hist, res) || http_no_snapshot(rq, res))
 		return 0;
 	memset(q, 0, sizeof(*q));
+	if (*hist != s_hist)
+		q->family = AF_INET; /* prefix=, covers= and gateway= take IPv4 values */
 	*since = NULL;
 	for (unsigned int i = 0; i < rq->nargs; i++) {
 		if (strcmp(rq->args[i].key, "family") == 0)

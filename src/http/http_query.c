@@ -107,41 +107,61 @@ static int add_json(const struct snapshot *s, const struct query *q, int64_t now
 }
 
 /*
- * /routes?family=all (rq->snap2 IPv4, then rq->snap IPv6, in one array, as
- * `rtsnapd --once --family all --format json` prints), with the filters that need no address
- * (table, dev, protocol, type, metric); the others, and paging, go with family=inet6 or
- * family=inet (one snapshot) only for now.
+ * /routes?family=all: the IPv4 answer (rq->snap2), then the IPv6 one (rq->snap), in one array,
+ * as `rtsnapd --once --family all --format json` prints. Every filter applies to both; an
+ * address (prefix=, covers=, gateway=) is of one family, and the other family's routes cannot
+ * match it: prefix= and covers= with an IPv4 value answer from the IPv4 snapshot alone, with
+ * an IPv6 one from the IPv6 snapshot alone; gateway= with an IPv6 value matches IPv4 routes
+ * via inet6 too. Paging (limit=, after=) goes with family=inet6 or inet only for now.
  */
 static enum MHD_Result routes_all(struct http_req *rq)
 {
-	static const char *const onefam[] = { "prefix", "covers", "gateway", "expiring",
-					      "limit",	"after",  NULL };
+	static const char *const paging[] = { "limit", "after", NULL };
+	static const char *const addr[] = { "prefix", "covers", "gateway", NULL };
 	struct render_seg *segs = NULL;
 	struct strbuf dyn = { 0 }, none = { 0 };
-	struct query q = { 0 };
-	char err[256];
-	int n;
+	struct query q4 = { .family = AF_INET }, q6 = { 0 };
+	const struct names *names = snapshot_ctx(rq->snap)->names;
+	int want4 = 1, want6 = 1, n = 0;
+	char err[256], err4[256];
 
 	for (unsigned int i = 0; i < rq->nargs; i++) {
-		const char *key = rq->args[i].key;
+		const char *key = rq->args[i].key, *val = rq->args[i].val;
+		int is_addr = 0, bad4, bad6;
 
 		if (!strcmp(key, "family"))
 			continue;
-		for (const char *const *k = onefam; *k; k++)
+		for (const char *const *k = paging; *k; k++)
 			if (!strcmp(key, *k))
 				return http_send_error(
 				    rq, 400, "'%.64s' goes with family=inet6 or inet only for now",
 				    key);
-		if (query_parse_arg(&q, snapshot_ctx(rq->snap)->names, key, rq->args[i].val, err,
-				    sizeof(err)))
-			return http_send_error(rq, 400, "%s", err);
+		for (const char *const *k = addr; *k; k++)
+			is_addr |= !strcmp(key, *k);
+		bad4 = query_parse_arg(&q4, names, key, val, err4, sizeof(err4));
+		bad6 = query_parse_arg(&q6, names, key, val, err, sizeof(err));
+		if (!is_addr && (bad4 || bad6))
+			return http_send_error(rq, 400, "%s", bad6 ? err : err4);
+		if (bad4 && bad6)
+			return http_send_error(
+			    rq, 400, "bad value for '%.64s': not an IPv4 or IPv6 %s", key,
+			    strcmp(key, "gateway") ? "address or prefix" : "address");
+		want4 &= !bad4;
+		want6 &= !bad6;
+	}
+	if (!want4 && !want6) { /* addresses of both families: no route matches */
+		char *body = strdup("[]\n");
+
+		return body ? http_send_buffer(rq, 200, "application/json", body, 3)
+			    : http_send_error(rq, 500, "out of memory");
 	}
 	/* IPv4 records carry no deadline: nothing is rendered into none */
-	n = add_json(rq->snap2, &q, rq->now_ms, 1, 0, &segs, 0, &none);
+	if (want4)
+		n = add_json(rq->snap2, &q4, rq->now_ms, 1, !want6, &segs, 0, &none);
 	if (n >= 0 && none.len)
 		n = -EINVAL;
-	if (n >= 0)
-		n = add_json(rq->snap, &q, rq->now_ms, 0, 1, &segs, n, &dyn);
+	if (n >= 0 && want6)
+		n = add_json(rq->snap, &q6, rq->now_ms, !want4, 1, &segs, n, &dyn);
 	strbuf_free(&none);
 	if (n < 0) {
 		free(segs);

@@ -162,8 +162,35 @@ sys.stdout.write("[" + a + ("," if a and b else "") + b + "]\n")
 EOF
 	tap_diff "$RTSNAP_TMP/fj" "$RTSNAP_TMP/fa" "/routes?family=all&$f: the IPv4 answer, then the IPv6 one"
 done
-tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=all&prefix=10.0.0.0/8")" \
-	400 "/routes?family=all&prefix= is 400 for now"
+# family=all with an address: prefix= and covers= answer from their family's snapshot alone;
+# gateway= with an IPv6 address also matches IPv4 routes via inet6
+ip -n "$NS" -j -4 route show table all root 10.0.0.0/8 >"$RTSNAP_TMP/f.k"
+http_get "$NS" "/routes?family=all&prefix=10.0.0.0/8" >"$RTSNAP_TMP/f.d"
+tap_diff "$RTSNAP_TMP/f.k" "$RTSNAP_TMP/f.d" "/routes?family=all&prefix=10.0.0.0/8 is ip -j -4 route show root 10.0.0.0/8"
+ip -n "$NS" -j -6 route show table all root fe80::/10 >"$RTSNAP_TMP/f.k"
+http_get "$NS" "/routes?family=all&prefix=fe80::/10" >"$RTSNAP_TMP/f.d"
+tap_diff "$RTSNAP_TMP/f.k" "$RTSNAP_TMP/f.d" "/routes?family=all&prefix=fe80::/10 is ip -j -6 route show root fe80::/10"
+joined() { # the two answers as one array, as family=all gives them
+	python3 -c 'import sys
+a, b = (open(f).read().strip()[1:-1] for f in sys.argv[1:3])
+sys.stdout.write("[" + a + ("," if a and b else "") + b + "]\n")' "$1" "$2"
+}
+for f in covers=10.0.0.5 covers=fe80::1 gateway=10.0.0.2 gateway=2001:db8:4::2 gateway=fe80::1 \
+	"prefix=172.26.0.0/15&table=main" "covers=ff02::1&table=local"; do
+	http_get "$NS" "/routes?family=inet&$f" >"$RTSNAP_TMP/f4" 2>/dev/null
+	grep -q '^\[' "$RTSNAP_TMP/f4" || echo '[]' >"$RTSNAP_TMP/f4"
+	http_get "$NS" "/routes?family=inet6&$f" >"$RTSNAP_TMP/f6" 2>/dev/null
+	grep -q '^\[' "$RTSNAP_TMP/f6" || echo '[]' >"$RTSNAP_TMP/f6"
+	joined "$RTSNAP_TMP/f4" "$RTSNAP_TMP/f6" >"$RTSNAP_TMP/fj"
+	http_get "$NS" "/routes?family=all&$f" >"$RTSNAP_TMP/fa"
+	tap_diff "$RTSNAP_TMP/fj" "$RTSNAP_TMP/fa" "/routes?family=all&$f: the IPv4 answer (if the address can be IPv4's), then the IPv6 one ($(grep -o '"dst"' "$RTSNAP_TMP/fa" | wc -l) routes)"
+done
+tap_is "$(http_get "$NS" "/routes?family=all&prefix=10.0.0.0/8&covers=fe80::1")" "[]" \
+	"/routes?family=all with addresses of both families matches nothing"
+code_all() { ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=all&$1"; }
+tap_is "$(code_all prefix=10.0.0.0/33) $(code_all gateway=10.0.0.0/8) $(code_all covers=x)" "400 400 400" \
+	"/routes?family=all: an address of neither family is 400"
+tap_is "$(code_all limit=5) $(code_all after=x)" "400 400" "/routes?family=all: paging is 400 for now"
 ip netns exec "$NS" ip -j -4 route show table all root 0.0.0.0/0 >"$RTSNAP_TMP/f.k"
 http_get "$NS" "/routes?family=inet&prefix=0.0.0.0/0" >"$RTSNAP_TMP/f.d"
 tap_diff "$RTSNAP_TMP/f.k" "$RTSNAP_TMP/f.d" "/routes?family=inet&prefix=0.0.0.0/0 is ip route show root (lookup4_random.t checks the rest)"
@@ -187,8 +214,16 @@ tap_is "$(http_get "$NS" "/changes?family=inet&since=$g0&table=main" | grep -cF 
 	"/changes?family=inet&table=main lists it"
 tap_is "$(http_get "$NS" "/changes?family=inet&since=$g0&table=100" | grep -c '"added":\[\]')" 1 \
 	"/changes?family=inet&table=100 does not"
-tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/changes?family=inet&since=$g0&prefix=10.0.0.0/8")" \
-	400 "/changes?family=inet with prefix= is 400 for now"
+for f in prefix=10.0.0.0/8 prefix=10.60.0.0/16 covers=10.60.1.1 gateway=10.0.0.2; do
+	tap_is "$(http_get "$NS" "/changes?family=inet&since=$g0&$f" | grep -cF "\"added\":[$obj]")" 1 \
+		"/changes?family=inet&$f lists it"
+done
+for f in prefix=192.168.0.0/16 prefix=10.60.0.0/17 covers=10.61.0.1 gateway=10.0.0.3; do
+	tap_is "$(http_get "$NS" "/changes?family=inet&since=$g0&$f" | grep -c '"added":\[\]')" 1 \
+		"/changes?family=inet&$f does not"
+done
+tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/changes?family=inet&since=$g0&prefix=2001:db8::/32")" \
+	400 "/changes?family=inet with an IPv6 prefix is 400"
 change "$NS" "a route prepended" $n route prepend 10.60.0.0/16 via 10.0.0.3
 change "$NS" "a route appended" $n route append 10.60.0.0/16 dev v1
 change "$NS" "a route replaced" $n route replace 10.60.0.0/16 via 10.0.0.4
