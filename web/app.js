@@ -157,6 +157,8 @@
       if (!m) continue;
       const l = parseLabels(m[2]);
       const v = Number(m[3]);
+      // the page shows the IPv6 instance; with --family all the IPv4 series are beside it
+      if (l.family && l.family !== 'inet6') continue;
       if (m[1] === 'rtsnap_multipath_routes') r.mpath[l.table] = v;
       else if (m[1] === 'rtsnap_routes_expiring') r.exp[l.table] = v;
       else {

@@ -4,7 +4,8 @@
  *
  * A scrape is two parts:
  *   - the per-snapshot families (routes by table/protocol/type, multipath, per device,
- *     expiring by table, snapshot timestamp, build info, the optional per-route series),
+ *     expiring by table, build info, the optional per-route series; each series labelled
+ *     with its instance's family, inet6 or inet),
  *     rendered once per snapshot, by the first scrape that reads it (a publication does not
  *     pay for them), kept in the snapshot plain and pre-compressed;
  *   - the time-dependent families (generation, age, next expiry, routes past their deadline,
@@ -66,16 +67,18 @@ void render_metrics_process(struct strbuf *sb);
 void render_metrics_label(struct strbuf *sb, const char *v);
 
 /*
- * Any thread (holding s, not NULL). The /metrics body: the per-snapshot bytes of s (built by
- * the first call for s) followed by *dyn
- * (the per-scrape text on entry). With gzip != 0 the body is one gzip member: the snapshot's
+ * Any thread (holding s, not NULL, and s4 when not NULL). The /metrics body: the per-snapshot
+ * bytes of s (built by the first call for s) followed by *dyn (the per-scrape text on entry).
+ * With s4 (the IPv4 instance's snapshot beside s, the IPv6 one's) each per-snapshot family
+ * holds s's series then s4's (the family label tells them apart), and with gzip the whole body
+ * is compressed per call into *dyn (one segment). With gzip != 0 the body is one gzip member: the snapshot's
  * pre-compressed bytes, and *dyn replaced by the compressed continuation and trailer. On
  * success *segs (malloc()ed, caller frees; points into s and into *dyn) holds the segments
  * and their number is returned; else a negative errno and *dyn is unchanged or emptied.
  * When the snapshot's bytes cannot be built (no memory) the body is *dyn alone, plain (one
  * segment); with gzip that is -ENOMEM, and the caller may ask again without.
  */
-int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
-			struct render_seg **segs) __attribute__((warn_unused_result));
+int render_metrics_body(const struct snapshot *s, const struct snapshot *s4, struct strbuf *dyn,
+			int gzip, struct render_seg **segs) __attribute__((warn_unused_result));
 
 #endif

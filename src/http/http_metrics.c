@@ -104,6 +104,10 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 
 	if (http_args_check(rq, allowed, &res) || http_no_snapshot(rq, &res))
 		return res;
+	/* with --family all the IPv4 instance's route series too (its snapshot, once published,
+	 * is held by the response like rq->snap) */
+	if (rq->chain4)
+		rq->snap2 = snapshot_acquire(rq->chain4);
 	gzip = http_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	strbuf_reserve(&dyn, 8192);
@@ -113,10 +117,10 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 	render_auth(&dyn);
 	http_events_metrics(&dyn);
 	render_metrics_process(&dyn);
-	n = render_metrics_body(rq->snap, &dyn, gzip, &segs);
+	n = render_metrics_body(rq->snap, rq->snap2, &dyn, gzip, &segs);
 	if (n == -ENOMEM && gzip && !dyn.failed && dyn.len) {
 		gzip = 0; /* out of memory: the per-scrape families alone, plain */
-		n = render_metrics_body(rq->snap, &dyn, 0, &segs);
+		n = render_metrics_body(rq->snap, rq->snap2, &dyn, 0, &segs);
 	}
 	if (n < 0) {
 		strbuf_free(&dyn);

@@ -31,7 +31,11 @@
 
 #include "rtsnap/names.h"
 #include "rtsnap/render_metrics.h"
+#include "rtsnap/route4.h"
 #include "rtsnap/stats.h"
+
+/* the per-snapshot families, in this order in every view (route info only when enabled) */
+#define VIEW_PARTS 9
 
 struct metrics_view {
 	char *text; /* per-snapshot families */
@@ -39,6 +43,10 @@ struct metrics_view {
 	unsigned char *gz; /* gzip header + deflate(text), sync-flushed, no final block */
 	size_t gzlen;
 	uint32_t crc; /* crc32(text) */
+	/* where each family's HELP (hdr) and its samples (body) start in text; a family ends
+	 * where the next begins: /metrics of two instances interleaves two views by these */
+	unsigned int nparts;
+	size_t hdr[VIEW_PARTS], body[VIEW_PARTS];
 };
 
 static int s_routes_on; /* rtsnap_route_info enabled */
@@ -109,6 +117,37 @@ static void family(struct strbuf *sb, const char *name, const char *type, const 
 	strbuf_appendf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A per-snapshot family: its HELP and TYPE, and where they and its samples start in v. */
+static void part(struct strbuf *sb, struct metrics_view *v, const char *name, const char *type,
+		 const char *help)
+{
+	if (v->nparts < VIEW_PARTS)
+		v->hdr[v->nparts] = sb->len;
+	family(sb, name, type, help);
+	if (v->nparts < VIEW_PARTS)
+		v->body[v->nparts++] = sb->len;
+}
+
+/* The family label of s's series: the instance's address family, as `ip -j` names it. */
+static const char *fam_of(const struct snapshot *s)
+{
+	return snapshot_family(s) == AF_INET ? "inet" : "inet6";
+}
+
+/* name{family="fam",k="v"} value: a per-snapshot series. */
+static void sample_f(struct strbuf *sb, const char *name, const char *fam, const char *k,
+		     const char *v, unsigned long long val)
+{
+	strbuf_puts(sb, name);
+	strbuf_puts(sb, "{family=\"");
+	strbuf_puts(sb, fam);
+	strbuf_puts(sb, "\",");
+	strbuf_puts(sb, k);
+	strbuf_puts(sb, "=\"");
+	render_metrics_label(sb, v);
+	strbuf_appendf(sb, "\"} %llu\n", val);
+}
+
 /* name{k="v"} value, for the common one-label case. */
 static void sample1(struct strbuf *sb, const char *name, const char *k, const char *v,
 		    unsigned long long val)
@@ -140,8 +179,9 @@ static void counter_f(struct strbuf *sb, const char *name, const char *help, dou
 	strbuf_appendf(sb, "%s %.3f\n", name, v);
 }
 
-/* The route's dst as `ip -j` prints it: "default", "addr/plen", a host route without /128. */
-static void put_prefix(struct strbuf *sb, const uint8_t *a, unsigned int plen)
+/* The route's dst as `ip -j` prints it: "default", "addr/plen", a host route without /128
+ * (/32 for IPv4, af AF_INET: the address in a[0..3]). */
+static void put_prefix(struct strbuf *sb, int af, const uint8_t *a, unsigned int plen)
 {
 	char txt[INET6_ADDRSTRLEN];
 
@@ -149,9 +189,9 @@ static void put_prefix(struct strbuf *sb, const uint8_t *a, unsigned int plen)
 		strbuf_puts(sb, "default");
 		return;
 	}
-	inet_ntop(AF_INET6, a, txt, sizeof(txt));
+	inet_ntop(af, a, txt, sizeof(txt));
 	strbuf_puts(sb, txt);
-	if (plen != 128)
+	if (plen != (af == AF_INET ? 32u : 128u))
 		strbuf_appendf(sb, "/%u", plen);
 }
 
@@ -191,8 +231,9 @@ static int cmp_u16(const void *a, const void *b)
 }
 
 /* rtsnap_routes{table,protocol,type}, multipath routes and nexthops by table. */
-static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
+static int render_route_counts(const struct snapshot *s, struct strbuf *sb, struct metrics_view *v)
 {
+	const char *fam = fam_of(s);
 	uint32_t *cnt = calloc(65536, sizeof(*cnt)); /* by protocol << 8 | type */
 	uint16_t *touched = malloc(65536 * sizeof(*touched));
 	uint32_t *mp_routes =
@@ -207,9 +248,9 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 		free(mp_nh);
 		return -ENOMEM;
 	}
-	family(sb, "rtsnap_routes", "gauge",
-	       "Routes in the snapshot by table, protocol and type, as ip -6 route show table all "
-	       "lists them (a multipath route counts once).");
+	part(sb, v, "rtsnap_routes", "gauge",
+	     "Routes in the snapshot by family, table, protocol and type, as ip -6 (family inet6) "
+	     "or ip -4 (inet) route show table all lists them (a multipath route counts once).");
 	for (size_t t = 0; t < snapshot_ntables(s); t++) {
 		const struct snapshot_table *st = snapshot_table_at(s, t);
 		const char *tname = names_table(snapshot_ctx(s)->names, st->id, tb);
@@ -233,7 +274,9 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 		for (size_t j = 0; j < ntouched; j++) {
 			uint16_t k = touched[j];
 
-			strbuf_puts(sb, "rtsnap_routes{table=\"");
+			strbuf_puts(sb, "rtsnap_routes{family=\"");
+			strbuf_puts(sb, fam);
+			strbuf_puts(sb, "\",table=\"");
 			render_metrics_label(sb, tname);
 			strbuf_puts(sb, "\",protocol=\"");
 			render_metrics_label(
@@ -244,18 +287,18 @@ static int render_route_counts(const struct snapshot *s, struct strbuf *sb)
 			cnt[k] = 0;
 		}
 	}
-	family(sb, "rtsnap_multipath_routes", "gauge",
-	       "Routes with more than one nexthop in the snapshot, by table.");
+	part(sb, v, "rtsnap_multipath_routes", "gauge",
+	     "Routes with more than one nexthop in the snapshot, by family and table.");
 	for (size_t t = 0; t < snapshot_ntables(s); t++)
-		sample1(sb, "rtsnap_multipath_routes", "table",
-			names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
-			mp_routes[t]);
-	family(sb, "rtsnap_multipath_nexthops", "gauge",
-	       "Nexthops of the multipath routes in the snapshot, by table.");
+		sample_f(sb, "rtsnap_multipath_routes", fam, "table",
+			 names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
+			 mp_routes[t]);
+	part(sb, v, "rtsnap_multipath_nexthops", "gauge",
+	     "Nexthops of the multipath routes in the snapshot, by family and table.");
 	for (size_t t = 0; t < snapshot_ntables(s); t++)
-		sample1(sb, "rtsnap_multipath_nexthops", "table",
-			names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
-			mp_nh[t]);
+		sample_f(sb, "rtsnap_multipath_nexthops", fam, "table",
+			 names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
+			 mp_nh[t]);
 	free(cnt);
 	free(touched);
 	free(mp_routes);
@@ -306,7 +349,7 @@ static int dev_add(struct dev_count **devs, size_t *n, size_t *cap, uint32_t ifi
 }
 
 /* rtsnap_device_routes{device}: routes with a nexthop on the device. */
-static int render_devices(const struct snapshot *s, struct strbuf *sb)
+static int render_devices(const struct snapshot *s, struct strbuf *sb, struct metrics_view *v)
 {
 	size_t n = snapshot_ctx(s)->nlinks, cap = snapshot_ctx(s)->nlinks + 16, shown = 0;
 	struct dev_count *devs = calloc(cap, sizeof(*devs));
@@ -328,8 +371,9 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb)
 			}
 		}
 	}
-	family(sb, "rtsnap_device_routes", "gauge",
-	       "Routes with a nexthop on the device (a multipath route counts once per device).");
+	part(sb, v, "rtsnap_device_routes", "gauge",
+	     "Routes of the family with a nexthop on the device (a multipath route counts once per "
+	     "device).");
 	for (size_t i = 0; i < n; i++) {
 		if (!devs[i].routes)
 			continue;
@@ -337,19 +381,20 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb)
 			omitted += devs[i].routes;
 			continue;
 		}
-		sample1(sb, "rtsnap_device_routes", "device", dev_name(s, devs[i].ifindex, buf),
-			devs[i].routes);
+		sample_f(sb, "rtsnap_device_routes", fam_of(s), "device",
+			 dev_name(s, devs[i].ifindex, buf), devs[i].routes);
 	}
-	gauge_u(sb, "rtsnap_device_routes_omitted",
-		"Routes counted on devices beyond the "
-		"first 1024 with routes, which get no rtsnap_device_routes series.",
-		omitted);
+	part(sb, v, "rtsnap_device_routes_omitted", "gauge",
+	     "Routes of the family counted on devices beyond the first 1024 with routes, which get "
+	     "no rtsnap_device_routes series.");
+	strbuf_appendf(sb, "rtsnap_device_routes_omitted{family=\"%s\"} %llu\n", fam_of(s),
+		       (unsigned long long)omitted);
 	free(devs);
 	return 0;
 }
 
 /* rtsnap_routes_expiring{table}: O(expiring routes), from the expiring index. */
-static int render_expiring(const struct snapshot *s, struct strbuf *sb)
+static int render_expiring(const struct snapshot *s, struct strbuf *sb, struct metrics_view *v)
 {
 	uint32_t *cnt = calloc(snapshot_ntables(s) ? snapshot_ntables(s) : 1, sizeof(*cnt));
 	char tb[12];
@@ -358,26 +403,28 @@ static int render_expiring(const struct snapshot *s, struct strbuf *sb)
 		return -ENOMEM;
 	for (size_t i = 0; i < snapshot_nexpiring(s); i++)
 		cnt[table_of(s, snapshot_expiring(s)[i])]++;
-	family(sb, "rtsnap_routes_expiring", "gauge",
-	       "Routes with an expiry time in the snapshot, by table.");
+	part(sb, v, "rtsnap_routes_expiring", "gauge",
+	     "Routes with an expiry time in the snapshot, by family and table (IPv4 routes have "
+	     "none).");
 	for (size_t t = 0; t < snapshot_ntables(s); t++)
-		sample1(sb, "rtsnap_routes_expiring", "table",
-			names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
-			cnt[t]);
+		sample_f(sb, "rtsnap_routes_expiring", fam_of(s), "table",
+			 names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
+			 cnt[t]);
 	free(cnt);
 	return 0;
 }
 
 /* rtsnap_route_info: one series per route (per nexthop of a multipath route), capped. */
-static void render_route_info(const struct snapshot *s, struct strbuf *sb)
+static void render_route_info(const struct snapshot *s, struct strbuf *sb, struct metrics_view *v)
 {
+	int af = snapshot_family(s) == AF_INET ? AF_INET : AF_INET6;
 	unsigned long limit = __atomic_load_n(&s_route_limit, __ATOMIC_RELAXED), done = 0;
 	uint64_t omitted = 0;
 	char tb[12], pb[12], yb[12], db[16], gw[INET6_ADDRSTRLEN];
 
-	family(sb, "rtsnap_route_info", "gauge",
-	       "One series per route (per nexthop of a multipath route), labelled as ip -6 route "
-	       "prints it; the value is always 1. Enabled by --metrics-routes.");
+	part(sb, v, "rtsnap_route_info", "gauge",
+	     "One series per route (per nexthop of a multipath route), labelled as ip -6 or ip -4 "
+	     "route prints it; the value is always 1. Enabled by --metrics-routes.");
 	for (size_t t = 0; t < snapshot_ntables(s); t++) {
 		const struct snapshot_table *st = snapshot_table_at(s, t);
 		const char *tname = names_table(snapshot_ctx(s)->names, st->id, tb);
@@ -396,18 +443,24 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 			for (unsigned int j = 0; j < nnh; j++) {
 				const struct route_nh *nh = snapshot_route_nh(s, r, j);
 
-				strbuf_puts(sb, "rtsnap_route_info{table=\"");
+				strbuf_puts(sb, "rtsnap_route_info{family=\"");
+				strbuf_puts(sb, fam_of(s));
+				strbuf_puts(sb, "\",table=\"");
 				render_metrics_label(sb, tname);
 				strbuf_puts(sb, "\",dst=\"");
-				put_prefix(sb, r->dst, r->dst_len);
+				put_prefix(sb, af, r->dst, r->dst_len);
 				if (r->src_len) {
 					strbuf_puts(sb, "\",src=\"");
-					put_prefix(sb, r->src, r->src_len);
+					put_prefix(sb, af, r->src, r->src_len);
 				}
 				strbuf_puts(sb, "\",gateway=\"");
+				/* an IPv4 route's gateway is IPv4, or IPv6 (via inet6) */
 				if (r->nh_count && nh->has_gw)
-					strbuf_puts(sb,
-						    inet_ntop(AF_INET6, nh->gw, gw, sizeof(gw)));
+					strbuf_puts(sb, inet_ntop(af == AF_INET && nh->has_gw !=
+										       ROUTE_GW_VIA6
+								      ? AF_INET
+								      : AF_INET6,
+								  nh->gw, gw, sizeof(gw)));
 				strbuf_puts(sb, "\",dev=\"");
 				if (r->nh_count && nh->ifindex)
 					render_metrics_label(sb, dev_name(s, nh->ifindex, db));
@@ -420,8 +473,10 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb)
 			}
 		}
 	}
-	gauge_u(sb, "rtsnap_route_info_omitted_routes",
-		"Routes left out of rtsnap_route_info by --metrics-route-limit.", omitted);
+	part(sb, v, "rtsnap_route_info_omitted_routes", "gauge",
+	     "Routes of the family left out of rtsnap_route_info by --metrics-route-limit.");
+	strbuf_appendf(sb, "rtsnap_route_info_omitted_routes{family=\"%s\"} %llu\n", fam_of(s),
+		       (unsigned long long)omitted);
 }
 
 static const unsigned char s_gzip_header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
@@ -493,18 +548,18 @@ static struct metrics_view *build_view(const struct snapshot *s)
 
 	if (!v)
 		return NULL;
-	family(&sb, "rtsnap_build_info", "gauge",
-	       "rtsnapd build information; the value is always 1.");
+	part(&sb, v, "rtsnap_build_info", "gauge",
+	     "rtsnapd build information; the value is always 1.");
 	strbuf_puts(&sb, "rtsnap_build_info{version=\"");
 	render_metrics_label(&sb, RTSNAP_VERSION);
 	strbuf_puts(&sb, "\"} 1\n");
-	ret = render_route_counts(s, &sb);
+	ret = render_route_counts(s, &sb, v);
 	if (!ret)
-		ret = render_devices(s, &sb);
+		ret = render_devices(s, &sb, v);
 	if (!ret)
-		ret = render_expiring(s, &sb);
+		ret = render_expiring(s, &sb, v);
 	if (!ret && __atomic_load_n(&s_routes_on, __ATOMIC_RELAXED))
-		render_route_info(s, &sb);
+		render_route_info(s, &sb, v);
 	if (!ret && sb.failed)
 		ret = -ENOMEM;
 	if (ret) {
@@ -861,15 +916,87 @@ static int gzip_tail(const struct metrics_view *v, struct strbuf *dyn)
 	return 0;
 }
 
-int render_metrics_body(const struct snapshot *s, struct strbuf *dyn, int gzip,
-			struct render_seg **segs)
+/*
+ * /metrics of two instances: each family of the per-snapshot part once, its HELP from v6,
+ * then v6's samples and v4's (v4's build info left out: the process has one), then *dyn. As
+ * segments into both views and *dyn; with gzip the whole is compressed into *dyn per scrape
+ * (the two views cannot share one pre-compressed stream).
+ */
+static int body_two(const struct metrics_view *v6, const struct metrics_view *v4,
+		    struct strbuf *dyn, int gzip, struct render_seg **segs)
 {
-	const struct metrics_view *v = view_of(s);
+	unsigned int n = 0, np = v6->nparts > v4->nparts ? v6->nparts : v4->nparts;
+	struct render_seg *sg = malloc((2 * (size_t)np + 1) * sizeof(*sg));
+
+	if (!sg)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < np; k++) {
+		if (k < v6->nparts) {
+			size_t end = k + 1 < v6->nparts ? v6->hdr[k + 1] : v6->len;
+
+			sg[n++] = (struct render_seg){ v6->text + v6->hdr[k], end - v6->hdr[k] };
+		}
+		if (k < v4->nparts && k > 0) {
+			size_t end = k + 1 < v4->nparts ? v4->hdr[k + 1] : v4->len;
+			size_t from = k < v6->nparts ? v4->body[k] : v4->hdr[k];
+
+			sg[n++] = (struct render_seg){ v4->text + from, end - from };
+		}
+	}
+	sg[n++] = (struct render_seg){ dyn->buf ? dyn->buf : "", dyn->len };
+	if (gzip) {
+		size_t total = 0;
+		struct strbuf out = { 0 };
+		z_stream z = { 0 };
+		int ret = Z_OK;
+
+		for (unsigned int k = 0; k < n; k++)
+			total += sg[k].len;
+		if (total > (1u << 30) ||
+		    deflateInit2(&z, total > (1u << 20) ? 1 : Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+				 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(sg);
+			return -ENOMEM;
+		}
+		if (!strbuf_reserve(&out, deflateBound(&z, total) + 64)) {
+			deflateEnd(&z);
+			free(sg);
+			return -ENOMEM;
+		}
+		z.next_out = (unsigned char *)out.buf;
+		z.avail_out = (unsigned int)out.cap;
+		for (unsigned int k = 0; k < n && (ret == Z_OK || ret == Z_BUF_ERROR); k++) {
+			z.next_in = (unsigned char *)sg[k].p;
+			z.avail_in = (unsigned int)sg[k].len;
+			ret = deflate(&z, k + 1 == n ? Z_FINISH : Z_NO_FLUSH);
+		}
+		deflateEnd(&z);
+		if (ret != Z_STREAM_END) {
+			strbuf_free(&out);
+			free(sg);
+			return -ENOMEM;
+		}
+		out.len = z.total_out;
+		strbuf_free(dyn);
+		*dyn = out;
+		sg[0] = (struct render_seg){ dyn->buf, dyn->len };
+		n = 1;
+	}
+	*segs = sg;
+	return (int)n;
+}
+
+int render_metrics_body(const struct snapshot *s, const struct snapshot *s4, struct strbuf *dyn,
+			int gzip, struct render_seg **segs)
+{
+	const struct metrics_view *v = view_of(s), *v4 = s4 ? view_of(s4) : NULL;
 	struct render_seg *sg;
 	int ret;
 
 	if (dyn->failed || (!v && gzip))
 		return -ENOMEM;
+	if (v && v4)
+		return body_two(v, v4, dyn, gzip, segs);
 	sg = malloc(2 * sizeof(*sg));
 	if (!sg)
 		return -ENOMEM;

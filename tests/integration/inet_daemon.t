@@ -117,6 +117,54 @@ else
 fi
 tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' -H "If-None-Match: $(etag4 "$NS")" \
 	"$RTSNAP_URL/route")" 304 "/route: If-None-Match with the IPv4 generation is 304"
+# /metrics with both instances: the route series of each family against its own kernel
+# listing, by their family label; every family once (promtool), gzip the same text
+metrics_fam() { # FILE NAME FAMILY: "labels... value" of NAME's non-zero samples of FAMILY
+	awk -v n="$2" -v f="$3" 'index($0, n "{family=\"" f "\",") == 1 && $NF + 0 != 0 {
+		s = substr($0, length(n) + length(f) + 12); out = ""
+		while (match(s, /^[a-z_]+="[^"]*"[,}]/)) {
+			kv = substr(s, 1, RLENGTH - 1); sub(/^[a-z_]+="/, "", kv); sub(/"$/, "", kv)
+			out = out kv " "; s = substr(s, RLENGTH + 1)
+		}
+		print out $NF }' "$1" | sort
+}
+kernel_counts() { # FILE WHAT: the same counts from ip -j's listing
+	case $2 in
+	routes) jq -r '[.[] | "\(.table // "main") \(.protocol // "boot") \(.type // "unicast")"]
+		| group_by(.) | .[] | "\(.[0]) \(length)"' "$1" ;;
+	mp) jq -r '[.[] | select((.nexthops // []) | length > 1) | (.table // "main")]
+		| group_by(.) | .[] | "\(.[0]) \(length)"' "$1" ;;
+	nh) jq -r '[.[] | select((.nexthops // []) | length > 1) | {t: (.table // "main"), n: (.nexthops | length)}]
+		| group_by(.t) | .[] | "\(.[0].t) \(map(.n) | add)"' "$1" ;;
+	dev) jq -r '[.[] | ([.dev] + [(.nexthops // [])[] | .dev]) | map(select(. != null)) | unique[]]
+		| group_by(.) | .[] | "\(.[0]) \(length)"' "$1" ;;
+	esac | sort
+}
+http_get "$NS" /metrics >"$RTSNAP_TMP/m.prom"
+for fam in inet inet6; do
+	v=6
+	[ "$fam" = inet ] && v=4
+	ip -n "$NS" -j "-$v" route show table all >"$RTSNAP_TMP/m.k"
+	for w in routes:rtsnap_routes mp:rtsnap_multipath_routes nh:rtsnap_multipath_nexthops \
+		dev:rtsnap_device_routes; do
+		kernel_counts "$RTSNAP_TMP/m.k" "${w%%:*}" >"$RTSNAP_TMP/m.kc"
+		metrics_fam "$RTSNAP_TMP/m.prom" "${w#*:}" "$fam" >"$RTSNAP_TMP/m.mc"
+		tap_diff "$RTSNAP_TMP/m.kc" "$RTSNAP_TMP/m.mc" "/metrics: ${w#*:}{family=\"$fam\"} equal ip -j -$v's listing ($(wc -l <"$RTSNAP_TMP/m.kc") series)"
+	done
+done
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$RTSNAP_TMP/m.prom" >"$RTSNAP_TMP/m.lint" 2>&1
+	tap_ok $? "/metrics with both families passes promtool check metrics" ||
+		tap_diag "$(head -n 5 "$RTSNAP_TMP/m.lint")"
+else
+	tap_skip "promtool not installed"
+fi
+tap_is "$(grep -c '^# TYPE rtsnap_routes ' "$RTSNAP_TMP/m.prom") $(grep -c '^rtsnap_build_info{' "$RTSNAP_TMP/m.prom")" "1 1" \
+	"/metrics: one rtsnap_routes family, one build info"
+snapshot_series() { grep -E '^(rtsnap_routes|rtsnap_multipath_|rtsnap_device_|rtsnap_routes_expiring|rtsnap_build_info|# )' "$1" | grep -v '^# .* rtsnap_snapshot'; }
+ip netns exec "$NS" curl -sg --compressed -H 'Accept-Encoding: gzip' "$RTSNAP_URL/metrics" >"$RTSNAP_TMP/m.gz.prom"
+tap_diff <(snapshot_series "$RTSNAP_TMP/m.prom") <(snapshot_series "$RTSNAP_TMP/m.gz.prom") \
+	"/metrics gzip: the route series are the plain body's"
 http_get "$NS" /status >"$RTSNAP_TMP/status"
 tap_is "$(jq -r '[.inet.generation, .inet.routes, .routes] | map(tostring) | join(" ")' "$RTSNAP_TMP/status")" \
 	"$(etag4 "$NS" | tr -d '"') $(ip -n "$NS" -j -4 route show table all | jq length) $(ip -n "$NS" -j -6 route show table all | jq length)" \

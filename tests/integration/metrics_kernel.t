@@ -24,14 +24,15 @@ m_val() {
 	awk -v s="$2" 'substr($0, 1, length(s) + 1) == s " " { print $NF; exit }' "$1"
 }
 
-# m_labels FILE NAME: "label-values... value" lines of family NAME (labels in order), sorted;
+# m_labels FILE NAME [FAMILY]: "label-values... value" lines of family NAME whose first label
+# is family="FAMILY" (inet6 unless given; that label left out, the others in order), sorted;
 # zero values left out (the kernel lists nothing for them).
 m_labels() {
-	awk -v n="$2" '
-	index($0, n "{") == 1 {
+	awk -v n="$2" -v f="${3:-inet6}" '
+	index($0, n "{family=\"" f "\",") == 1 {
 		v = $NF
 		if (v + 0 == 0) next
-		s = substr($0, length(n) + 2)
+		s = substr($0, length(n) + length(f) + 12)
 		out = ""
 		while (match(s, /^[a-z_]+="[^"]*"[,}]/)) {
 			kv = substr(s, 1, RLENGTH - 1)

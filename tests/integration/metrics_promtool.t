@@ -113,7 +113,7 @@ if "$RTSNAPD" --help 2>&1 | grep -q -- '--metrics-route-limit'; then
 	daemon_start "$NSR" --interval 0 --metrics-routes --metrics-route-limit "$limit" || tap_bail "rtsnapd --metrics-routes did not start"
 	get "$NSR" "$RTSNAP_TMP/ri"
 	promtool_ok "$RTSNAP_TMP/ri" "--metrics-routes: promtool check metrics passes"
-	tap_is "$(awk '/^rtsnap_route_info_omitted_routes / { print $NF }' "$RTSNAP_TMP/ri")" "$((nroutes - limit))" \
+	tap_is "$(awk '/^rtsnap_route_info_omitted_routes\{family="inet6"\} / { print $NF }' "$RTSNAP_TMP/ri")" "$((nroutes - limit))" \
 		"rtsnap_route_info_omitted_routes = kernel routes - limit"
 	daemon_stop "$NSR" >/dev/null
 	daemon_start "$NSR" --interval 0 --metrics-routes || tap_bail "rtsnapd --metrics-routes did not start"
@@ -125,7 +125,7 @@ if "$RTSNAPD" --help 2>&1 | grep -q -- '--metrics-route-limit'; then
 		| (if .nexthops then .nexthops[] else $r end)
 		| "\($r.table // "main") \($r.dst) \(.gateway // "") \(.dev // "") \($r.protocol // "boot") \($r.type // "unicast") \($r.metric)"' |
 		sort >"$RTSNAP_TMP/ri.k"
-	sed -n 's/^rtsnap_route_info{table="\([^"]*\)",dst="\([^"]*\)",gateway="\([^"]*\)",dev="\([^"]*\)",protocol="\([^"]*\)",type="\([^"]*\)",metric="\([^"]*\)"} 1$/\1 \2 \3 \4 \5 \6 \7/p' "$RTSNAP_TMP/ri2" |
+	sed -n 's/^rtsnap_route_info{family="inet6",table="\([^"]*\)",dst="\([^"]*\)",gateway="\([^"]*\)",dev="\([^"]*\)",protocol="\([^"]*\)",type="\([^"]*\)",metric="\([^"]*\)"} 1$/\1 \2 \3 \4 \5 \6 \7/p' "$RTSNAP_TMP/ri2" |
 		sort >"$RTSNAP_TMP/ri.m"
 	tap_diff "$RTSNAP_TMP/ri.k" "$RTSNAP_TMP/ri.m" "rtsnap_route_info labels equal the kernel's fields, nexthop by nexthop"
 else

@@ -4,7 +4,8 @@
  * hand, the capped per-route series, the per-scrape expiry values from the expiring index, the
  * cumulative histogram, label escaping, the structure of the whole text (every family once,
  * HELP and TYPE before its samples, no duplicate series), and the gzip body (the snapshot's
- * pre-compressed bytes + the per-scrape continuation must inflate to exactly the plain body).
+ * pre-compressed bytes + the per-scrape continuation must inflate to exactly the plain body),
+ * and /metrics of an IPv6 and an IPv4 instance together.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "rtsnap/compose.h"
 #include "rtsnap/names.h"
 #include "rtsnap/render_metrics.h"
+#include "rtsnap/route4.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
 
@@ -247,40 +249,63 @@ static void test_route_counts(void **state)
 	assert_true(value_of(t, "rtsnap_snapshot_timestamp_seconds") == -1);
 	/* counts by table, protocol and type; a multipath route once */
 	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"bgp\",type=\"unicast\"}") == 1);
-	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"custom\",protocol=\"static\",type=\"unicast\"}") ==
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"custom\",protocol=\"bgp\",type=\"unicast\"}") ==
 	    1);
 	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"unicast\"}") == 2);
-	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"static\",type=\"blackhole\"}") ==
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"custom\",protocol=\"static\",type=\"unicast\"}") ==
 	    1);
 	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"kernel\",type=\"unicast\"}") == 1);
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"main\",protocol=\"static\",type=\"unicast\"}") ==
+	    2);
 	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"main\",protocol=\"boot\",type=\"unicast\"}") == 3);
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"main\",protocol=\"static\",type=\"blackhole\"}") ==
+	    1);
 	assert_true(
-	    value_of(t, "rtsnap_routes{table=\"local\",protocol=\"kernel\",type=\"local\"}") == 1);
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"main\",protocol=\"kernel\",type=\"unicast\"}") ==
+	    1);
+	assert_true(
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"main\",protocol=\"boot\",type=\"unicast\"}") ==
+	    3);
+	assert_true(
+	    value_of(
+		t,
+		"rtsnap_routes{family=\"inet6\",table=\"local\",protocol=\"kernel\",type=\"local\"}") ==
+	    1);
 	/* the placeholder rows (main and custom have no ::/0) are not routes */
 	assert_int_equal(count_prefix(t, "rtsnap_routes{"), 7);
-	assert_int_equal(count_prefix(t, "rtsnap_routes{table=\"main\""), 4);
+	assert_int_equal(count_prefix(t, "rtsnap_routes{family=\"inet6\",table=\"main\""), 4);
 	/* multipath */
-	assert_true(value_of(t, "rtsnap_multipath_routes{table=\"custom\"}") == 1);
-	assert_true(value_of(t, "rtsnap_multipath_nexthops{table=\"custom\"}") == 3);
-	assert_true(value_of(t, "rtsnap_multipath_routes{table=\"main\"}") == 0);
-	assert_true(value_of(t, "rtsnap_multipath_nexthops{table=\"local\"}") == 0);
+	assert_true(value_of(t, "rtsnap_multipath_routes{family=\"inet6\",table=\"custom\"}") == 1);
+	assert_true(value_of(t, "rtsnap_multipath_nexthops{family=\"inet6\",table=\"custom\"}") ==
+		    3);
+	assert_true(value_of(t, "rtsnap_multipath_routes{family=\"inet6\",table=\"main\"}") == 0);
+	assert_true(value_of(t, "rtsnap_multipath_nexthops{family=\"inet6\",table=\"local\"}") ==
+		    0);
 	/* devices: the multipath route once on eth0 although two nexthops use it */
-	assert_true(value_of(t, "rtsnap_device_routes{device=\"eth0\"}") == 7);
-	assert_true(value_of(t, "rtsnap_device_routes{device=\"we\\\"ird\\\\\"}") == 2);
-	assert_true(value_of(t, "rtsnap_device_routes{device=\"lo\"}") == 1);
-	assert_true(value_of(t, "rtsnap_device_routes{device=\"if9\"}") == 1);
-	assert_int_equal(count_prefix(t, "rtsnap_device_routes{device=\"unused0\"}"), 0);
-	assert_true(value_of(t, "rtsnap_device_routes_omitted") == 0);
+	assert_true(value_of(t, "rtsnap_device_routes{family=\"inet6\",device=\"eth0\"}") == 7);
+	assert_true(
+	    value_of(t, "rtsnap_device_routes{family=\"inet6\",device=\"we\\\"ird\\\\\"}") == 2);
+	assert_true(value_of(t, "rtsnap_device_routes{family=\"inet6\",device=\"lo\"}") == 1);
+	assert_true(value_of(t, "rtsnap_device_routes{family=\"inet6\",device=\"if9\"}") == 1);
+	assert_int_equal(
+	    count_prefix(t, "rtsnap_device_routes{family=\"inet6\",device=\"unused0\"}"), 0);
+	assert_true(value_of(t, "rtsnap_device_routes_omitted{family=\"inet6\"}") == 0);
 	/* expiring by table, every table listed */
-	assert_true(value_of(t, "rtsnap_routes_expiring{table=\"custom\"}") == 1);
-	assert_true(value_of(t, "rtsnap_routes_expiring{table=\"main\"}") == 2);
-	assert_true(value_of(t, "rtsnap_routes_expiring{table=\"local\"}") == 0);
+	assert_true(value_of(t, "rtsnap_routes_expiring{family=\"inet6\",table=\"custom\"}") == 1);
+	assert_true(value_of(t, "rtsnap_routes_expiring{family=\"inet6\",table=\"main\"}") == 2);
+	assert_true(value_of(t, "rtsnap_routes_expiring{family=\"inet6\",table=\"local\"}") == 0);
 	/* per-route series are off by default */
 	assert_int_equal(count_prefix(t, "rtsnap_route_info"), 0);
 	check_structure(t);
@@ -300,22 +325,29 @@ static void test_route_info(void **state)
 	t = text_of(s);
 	/* 10 routes, the multipath one as 3 series */
 	assert_int_equal(count_prefix(t, "rtsnap_route_info{"), 12);
-	assert_true(value_of(t, "rtsnap_route_info_omitted_routes") == 0);
-	assert_true(value_of(t, "rtsnap_route_info{table=\"main\",dst=\"2001:db8:1::/64\","
-				"gateway=\"fe80::1\",dev=\"eth0\",protocol=\"static\","
-				"type=\"unicast\",metric=\"1024\"}") == 1);
-	assert_true(value_of(t, "rtsnap_route_info{table=\"main\",dst=\"2001:db8:5::7\","
-				"gateway=\"\",dev=\"eth0\",protocol=\"boot\",type=\"unicast\","
-				"metric=\"1024\"}") == 1);
-	assert_true(value_of(t, "rtsnap_route_info{table=\"main\",dst=\"2001:db8:6::/64\","
-				"src=\"2001:db8:77::/48\",gateway=\"\",dev=\"eth0\","
-				"protocol=\"boot\",type=\"unicast\",metric=\"1024\"}") == 1);
-	assert_true(value_of(t, "rtsnap_route_info{table=\"custom\",dst=\"2001:db8:100::/48\","
-				"gateway=\"fe80::12\",dev=\"eth0\",protocol=\"bgp\","
-				"type=\"unicast\",metric=\"20\"}") == 1);
-	assert_true(value_of(t, "rtsnap_route_info{table=\"custom\",dst=\"2001:db8:100::/48\","
-				"gateway=\"fe80::22\",dev=\"we\\\"ird\\\\\",protocol=\"bgp\","
-				"type=\"unicast\",metric=\"20\"}") == 1);
+	assert_true(value_of(t, "rtsnap_route_info_omitted_routes{family=\"inet6\"}") == 0);
+	assert_true(
+	    value_of(t, "rtsnap_route_info{family=\"inet6\",table=\"main\",dst=\"2001:db8:1::/64\","
+			"gateway=\"fe80::1\",dev=\"eth0\",protocol=\"static\","
+			"type=\"unicast\",metric=\"1024\"}") == 1);
+	assert_true(
+	    value_of(t, "rtsnap_route_info{family=\"inet6\",table=\"main\",dst=\"2001:db8:5::7\","
+			"gateway=\"\",dev=\"eth0\",protocol=\"boot\",type=\"unicast\","
+			"metric=\"1024\"}") == 1);
+	assert_true(
+	    value_of(t, "rtsnap_route_info{family=\"inet6\",table=\"main\",dst=\"2001:db8:6::/64\","
+			"src=\"2001:db8:77::/48\",gateway=\"\",dev=\"eth0\","
+			"protocol=\"boot\",type=\"unicast\",metric=\"1024\"}") == 1);
+	assert_true(
+	    value_of(
+		t, "rtsnap_route_info{family=\"inet6\",table=\"custom\",dst=\"2001:db8:100::/48\","
+		   "gateway=\"fe80::12\",dev=\"eth0\",protocol=\"bgp\","
+		   "type=\"unicast\",metric=\"20\"}") == 1);
+	assert_true(
+	    value_of(
+		t, "rtsnap_route_info{family=\"inet6\",table=\"custom\",dst=\"2001:db8:100::/48\","
+		   "gateway=\"fe80::22\",dev=\"we\\\"ird\\\\\",protocol=\"bgp\","
+		   "type=\"unicast\",metric=\"20\"}") == 1);
 	check_structure(t);
 	free(t);
 	snapshot_free(s);
@@ -325,8 +357,8 @@ static void test_route_info(void **state)
 	s = make();
 	t = text_of(s);
 	assert_int_equal(count_prefix(t, "rtsnap_route_info{"), 4);
-	assert_int_equal(count_prefix(t, "rtsnap_route_info{table=\"custom\""), 4);
-	assert_true(value_of(t, "rtsnap_route_info_omitted_routes") == 8);
+	assert_int_equal(count_prefix(t, "rtsnap_route_info{family=\"inet6\",table=\"custom\""), 4);
+	assert_true(value_of(t, "rtsnap_route_info_omitted_routes{family=\"inet6\"}") == 8);
 	check_structure(t);
 	free(t);
 	snapshot_free(s);
@@ -335,7 +367,7 @@ static void test_route_info(void **state)
 	s = make();
 	t = text_of(s);
 	assert_int_equal(count_prefix(t, "rtsnap_route_info{"), 0);
-	assert_true(value_of(t, "rtsnap_route_info_omitted_routes") == 10);
+	assert_true(value_of(t, "rtsnap_route_info_omitted_routes{family=\"inet6\"}") == 10);
 	free(t);
 	snapshot_free(s);
 	render_metrics_set_routes(0);
@@ -537,7 +569,7 @@ static void check_bodies(const struct snapshot *s)
 	render_metrics_scrape(s, &s_st, NOW_MS, &dyn);
 	render_metrics_process(&dyn);
 	strbuf_append(&gz, dyn.buf, dyn.len); /* the same per-scrape text for both */
-	n = render_metrics_body(s, &dyn, 0, &segs);
+	n = render_metrics_body(s, NULL, &dyn, 0, &segs);
 	assert_int_equal(n, 2);
 	for (int i = 0; i < n; i++)
 		if (segs[i].len) /* strbuf_append() of 0 bytes to an empty strbuf is memcpy(NULL) */
@@ -546,7 +578,7 @@ static void check_bodies(const struct snapshot *s)
 	strbuf_free(&dyn);
 	dyn = gz;
 	memset(&gz, 0, sizeof(gz));
-	n = render_metrics_body(s, &dyn, 1, &segs);
+	n = render_metrics_body(s, NULL, &dyn, 1, &segs);
 	assert_int_equal(n, 2);
 	for (int i = 0; i < n; i++)
 		if (segs[i].len)
@@ -603,6 +635,114 @@ static void test_gzip_body(void **state)
 	render_metrics_set_route_limit(RENDER_METRICS_ROUTE_LIMIT_DEFAULT);
 }
 
+/* An IPv4 record as route4.h holds it: the address in bytes 0..3. */
+static struct route mkroute4(const char *dst, unsigned int plen, uint8_t proto, uint32_t ifindex,
+			     const char *gw, int gw6)
+{
+	struct route r = { 0 };
+
+	assert_int_equal(inet_pton(AF_INET, dst, r.dst), 1);
+	r.family = AF_INET;
+	r.dst_len = (uint8_t)plen;
+	r.table = RT_TABLE_MAIN;
+	r.protocol = proto;
+	r.type = RTN_UNICAST;
+	r.pref = ROUTE_PREF_NONE;
+	r.nh_count = 1;
+	r.nh.ifindex = ifindex;
+	r.nh.weight = 1;
+	if (gw) {
+		assert_int_equal(inet_pton(gw6 ? AF_INET6 : AF_INET, gw, r.nh.gw), 1);
+		r.nh.has_gw = gw6 ? ROUTE_GW_VIA6 : 1;
+	}
+	return r;
+}
+
+/*
+ * /metrics of two instances: each per-snapshot family once (HELP and TYPE once, the IPv6
+ * series then the IPv4 ones, told apart by the family label), one build info, the IPv4
+ * per-route series in IPv4 notation, and a gzip body that inflates to the plain one.
+ */
+static void test_two_families(void **state)
+{
+	struct route_link l2 = { .ifindex = 2, .name = "eth0" };
+	struct snapshot *s6, *s4 = NULL;
+	struct render_seg *segs = NULL;
+	struct strbuf plain = { 0 }, dyn = { 0 }, gz = { 0 };
+	const char *t;
+	char *inflated;
+	size_t len;
+	int n;
+
+	(void)state;
+	render_metrics_set_routes(1);
+	s6 = make();
+	assert_int_equal(snapshot_new(NULL, &s4), 0);
+	snapshot_set_family(s4, AF_INET, 1);
+	assert_int_equal(snapshot_add_link(s4, &l2), 0);
+	add(s4, mkroute4("10.0.0.0", 8, RTPROT_STATIC, 2, "10.1.2.3", 0));
+	add(s4, mkroute4("192.0.2.1", 32, RTPROT_BOOT, 2, "fe80::1", 1));
+	add(s4, mkroute4("0.0.0.0", 0, RTPROT_STATIC, 2, "10.1.2.1", 0));
+	assert_int_equal(names_load(s_names_dir, &s4->ctx.names), 0);
+	assert_int_equal(snapshot_finish(s4), 0);
+
+	render_metrics_scrape(s6, &s_st, NOW_MS, &dyn);
+	strbuf_append(&gz, dyn.buf, dyn.len);
+	n = render_metrics_body(s6, s4, &dyn, 0, &segs);
+	assert_true(n > 2);
+	for (int i = 0; i < n; i++)
+		if (segs[i].len)
+			strbuf_append(&plain, segs[i].p, segs[i].len);
+	free(segs);
+	strbuf_putc(&plain, '\0');
+	t = plain.buf;
+	assert_int_equal(count_prefix(t, "# TYPE rtsnap_routes "), 1);
+	assert_int_equal(count_prefix(t, "# TYPE rtsnap_route_info "), 1);
+	assert_int_equal(count_prefix(t, "# TYPE rtsnap_device_routes_omitted "), 1);
+	assert_int_equal(count_prefix(t, "rtsnap_build_info{"), 1);
+	assert_int_equal(count_prefix(t, "rtsnap_routes{family=\"inet6\""), 7);
+	assert_int_equal(count_prefix(t, "rtsnap_routes{family=\"inet\""), 2);
+	assert_true(value_of(t, "rtsnap_routes{family=\"inet\",table=\"main\",protocol=\"static\","
+				"type=\"unicast\"}") == 2);
+	assert_true(value_of(t, "rtsnap_device_routes{family=\"inet\",device=\"eth0\"}") == 3);
+	assert_true(value_of(t, "rtsnap_device_routes_omitted{family=\"inet\"}") == 0);
+	assert_true(value_of(t,
+			     "rtsnap_route_info{family=\"inet\",table=\"main\",dst=\"10.0.0.0/8\","
+			     "gateway=\"10.1.2.3\",dev=\"eth0\",protocol=\"static\","
+			     "type=\"unicast\",metric=\"0\"}") == 1);
+	assert_true(value_of(t,
+			     "rtsnap_route_info{family=\"inet\",table=\"main\",dst=\"192.0.2.1\","
+			     "gateway=\"fe80::1\",dev=\"eth0\",protocol=\"boot\","
+			     "type=\"unicast\",metric=\"0\"}") == 1);
+	assert_true(value_of(t, "rtsnap_route_info{family=\"inet\",table=\"main\",dst=\"default\","
+				"gateway=\"10.1.2.1\",dev=\"eth0\",protocol=\"static\","
+				"type=\"unicast\",metric=\"0\"}") == 1);
+	/* the IPv6 series of each family come before the IPv4 ones, after one HELP */
+	assert_true(strstr(t, "rtsnap_routes{family=\"inet6\"") <
+		    strstr(t, "rtsnap_routes{family=\"inet\""));
+	assert_true(strstr(t, "rtsnap_routes{family=\"inet\"") <
+		    strstr(t, "# HELP rtsnap_multipath_routes "));
+	plain.len--; /* the NUL */
+
+	strbuf_free(&dyn);
+	dyn = gz;
+	memset(&gz, 0, sizeof(gz));
+	n = render_metrics_body(s6, s4, &dyn, 1, &segs);
+	assert_int_equal(n, 1);
+	strbuf_append(&gz, segs[0].p, segs[0].len);
+	free(segs);
+	inflated = gunzip((unsigned char *)gz.buf, gz.len, &len);
+	assert_int_equal(len, plain.len);
+	assert_memory_equal(inflated, plain.buf, len);
+	free(inflated);
+	strbuf_free(&plain);
+	strbuf_free(&gz);
+	strbuf_free(&dyn);
+	snapshot_free(s6);
+	snapshot_free(s4);
+	render_metrics_set_routes(0);
+}
+
 static int setup(void **state)
 {
 	char path[128];
@@ -638,7 +778,7 @@ int main(void)
 		cmocka_unit_test(test_route_counts),  cmocka_unit_test(test_route_info),
 		cmocka_unit_test(test_scrape_expiry), cmocka_unit_test(test_histogram_and_counters),
 		cmocka_unit_test(test_label_escape),  cmocka_unit_test(test_process),
-		cmocka_unit_test(test_gzip_body),
+		cmocka_unit_test(test_gzip_body),     cmocka_unit_test(test_two_families),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
