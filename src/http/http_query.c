@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,10 +76,12 @@ static const char *const *routes_params(void)
  * Append the answer of q on snapshot s to segs (n of them so far: the array's opening and the
  * objects before), without its opening unless first and without its end unless last, with a
  * comma between objects of two snapshots. Its expiring routes' text goes into *dyn, which must
- * be empty: a later one would move it. The new count, or a negative errno.
+ * be empty: a later one would move it. The routes it found in *count, the cursor of the next
+ * page in next ("" when it was the last). The new count of segments, or a negative errno.
  */
 static int add_json(const struct snapshot *s, const struct query *q, int64_t now_ms, int first,
-		    int last, struct render_seg **segs, int n, struct strbuf *dyn)
+		    int last, struct render_seg **segs, int n, struct strbuf *dyn, size_t *count,
+		    char next[QUERY_CURSOR_LEN + 1])
 {
 	static const char comma[] = ",";
 	struct query_result res;
@@ -90,6 +93,8 @@ static int add_json(const struct snapshot *s, const struct query *q, int64_t now
 	if (query_run(s, q, now_ms, &res))
 		return -ENOMEM;
 	*dyn = res.dyn; /* the caller's now */
+	*count = res.count;
+	memcpy(next, res.next, sizeof(res.next));
 	k = (int)res.nseg;
 	/* res.segs: "[", the objects (none: k == 2), "]\n" */
 	grown = realloc(*segs, (size_t)(n + k + 1) * sizeof(**segs));
@@ -112,18 +117,24 @@ static int add_json(const struct snapshot *s, const struct query *q, int64_t now
  * address (prefix=, covers=, gateway=) is of one family, and the other family's routes cannot
  * match it: prefix= and covers= with an IPv4 value answer from the IPv4 snapshot alone, with
  * an IPv6 one from the IPv6 snapshot alone; gateway= with an IPv6 value matches IPv4 routes
- * via inet6 too. Paging (limit=, after=) goes with family=inet6 or inet only for now.
+ * via inet6 too. Paging goes through the IPv4 routes, then the IPv6 ones: a page is at most
+ * limit= routes, and its cursor (X-Next-After) is the family's digit, 4 or 6, then that
+ * family's cursor ("6" alone: the IPv6 routes from their first).
  */
 static enum MHD_Result routes_all(struct http_req *rq)
 {
-	static const char *const paging[] = { "limit", "after", NULL };
 	static const char *const addr[] = { "prefix", "covers", "gateway", NULL };
+	static const char close_br[] = "]\n";
+	const char *hdrs[3] = { "X-Next-After", NULL, NULL };
 	struct render_seg *segs = NULL;
 	struct strbuf dyn = { 0 }, none = { 0 };
 	struct query q4 = { .family = AF_INET }, q6 = { 0 };
 	const struct names *names = snapshot_ctx(rq->snap)->names;
 	int want4 = 1, want6 = 1, n = 0;
-	char err[256], err4[256];
+	char err[256], err4[256], next[QUERY_CURSOR_LEN + 2] = "";
+	char next4[QUERY_CURSOR_LEN + 1] = "", next6[QUERY_CURSOR_LEN + 1] = "";
+	const char *after = NULL;
+	size_t count4 = 0, count6 = 0;
 
 	for (unsigned int i = 0; i < rq->nargs; i++) {
 		const char *key = rq->args[i].key, *val = rq->args[i].val;
@@ -131,11 +142,10 @@ static enum MHD_Result routes_all(struct http_req *rq)
 
 		if (!strcmp(key, "family"))
 			continue;
-		for (const char *const *k = paging; *k; k++)
-			if (!strcmp(key, *k))
-				return http_send_error(
-				    rq, 400, "'%.64s' goes with family=inet6 or inet only for now",
-				    key);
+		if (!strcmp(key, "after")) {
+			after = val;
+			continue;
+		}
 		for (const char *const *k = addr; *k; k++)
 			is_addr |= !strcmp(key, *k);
 		bad4 = query_parse_arg(&q4, names, key, val, err4, sizeof(err4));
@@ -149,6 +159,24 @@ static enum MHD_Result routes_all(struct http_req *rq)
 		want4 &= !bad4;
 		want6 &= !bad6;
 	}
+	if (after) {
+		/* "4" + an IPv4 cursor, "6" + an IPv6 one, or "6" alone */
+		int bad = (after[0] != '4' && after[0] != '6') || (after[0] == '4' && !after[1]);
+
+		if (!bad && after[1])
+			bad =
+			    query_cursor_decode(after + 1, after[0] == '4' ? &q4.after : &q6.after);
+		if (bad)
+			return http_send_error(
+			    rq, 400, "bad value for 'after': not a cursor from X-Next-After");
+		if (after[0] == '4') {
+			q4.set |= QF_AFTER;
+		} else {
+			want4 = 0;
+			if (after[1])
+				q6.set |= QF_AFTER;
+		}
+	}
 	if (!want4 && !want6) { /* addresses of both families: no route matches */
 		char *body = strdup("[]\n");
 
@@ -157,18 +185,51 @@ static enum MHD_Result routes_all(struct http_req *rq)
 	}
 	/* IPv4 records carry no deadline: nothing is rendered into none */
 	if (want4)
-		n = add_json(rq->snap2, &q4, rq->now_ms, 1, !want6, &segs, 0, &none);
+		n = add_json(rq->snap2, &q4, rq->now_ms, 1, !want6, &segs, 0, &none, &count4,
+			     next4);
 	if (n >= 0 && none.len)
 		n = -EINVAL;
-	if (n >= 0 && want6)
-		n = add_json(rq->snap, &q6, rq->now_ms, !want4, 1, &segs, n, &dyn);
+	if (want4 && want6 && (next4[0] || ((q6.set & QF_LIMIT) && count4 >= q6.limit))) {
+		/* the page is full of IPv4 routes: the IPv6 ones come on a later page */
+		snprintf(next, sizeof(next), "%c%s", next4[0] ? '4' : '6', next4);
+		want6 = 0;
+		if (n >= 0) {
+			struct render_seg *grown = realloc(segs, (size_t)(n + 1) * sizeof(*segs));
+
+			if (grown) {
+				segs = grown;
+				segs[n++] = (struct render_seg){ .p = close_br, .len = 2 };
+			} else {
+				n = -ENOMEM;
+			}
+		}
+	} else if (want4 && next4[0]) {
+		snprintf(next, sizeof(next), "4%s", next4);
+	}
+	if (n >= 0 && want6) {
+		if (q6.set & QF_LIMIT)
+			q6.limit -= (uint32_t)count4; /* count4 < limit here */
+		n = add_json(rq->snap, &q6, rq->now_ms, !want4, 1, &segs, n, &dyn, &count6, next6);
+		if (next6[0])
+			snprintf(next, sizeof(next), "6%s", next6);
+	}
 	strbuf_free(&none);
 	if (n < 0) {
 		free(segs);
 		strbuf_free(&dyn);
 		return http_send_error(rq, 500, "cannot render the routes: %s", strerror(-n));
 	}
-	return http_send_snapshot_segs(rq, 200, "application/json", segs, (unsigned int)n, &dyn);
+	if (next[0]) {
+		hdrs[1] = next; /* copied by libmicrohttpd when the response is built */
+		rq->headers = hdrs;
+	}
+	{
+		enum MHD_Result mres = http_send_snapshot_segs(rq, 200, "application/json", segs,
+							       (unsigned int)n, &dyn);
+
+		rq->headers = NULL;
+		return mres;
+	}
 }
 
 enum MHD_Result http_ep_routes(struct http_req *rq)

@@ -238,7 +238,28 @@ tap_is "$(http_get "$NS" "/routes?family=all&prefix=10.0.0.0/8&covers=fe80::1")"
 code_all() { ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_URL/routes?family=all&$1"; }
 tap_is "$(code_all prefix=10.0.0.0/33) $(code_all gateway=10.0.0.0/8) $(code_all covers=x)" "400 400 400" \
 	"/routes?family=all: an address of neither family is 400"
-tap_is "$(code_all limit=5) $(code_all after=x)" "400 400" "/routes?family=all: paging is 400 for now"
+tap_is "$(code_all after=x) $(code_all after=4) $(code_all after=6x) $(code_all limit=0)" "400 400 400 400" \
+	"/routes?family=all: a cursor not from X-Next-After, or limit=0, is 400"
+# paging family=all: every page at most limit= routes, the pages joined are the whole answer
+pages_all() { # QUERY LIMIT: the pages of family=all&QUERY joined into one array; page count on fd 3
+	local q=$1 lim=$2 after="" i k=0
+	for i in $(seq 1000); do
+		ip netns exec "$NS" curl -sgf -D "$RTSNAP_TMP/ph" \
+			"$RTSNAP_URL/routes?family=all&limit=$lim${q:+&$q}${after:+&after=$after}" >"$RTSNAP_TMP/p.$i" || return 1
+		[ "$(jq length "$RTSNAP_TMP/p.$i")" -le "$lim" ] || return 1
+		k=$i
+		after=$(tr -d '\r' <"$RTSNAP_TMP/ph" | sed -n 's/^[Xx]-[Nn]ext-[Aa]fter: //p')
+		[ -n "$after" ] || break
+	done
+	echo "$k" >&3
+	jq -s -c 'add' $(for i in $(seq "$k"); do echo "$RTSNAP_TMP/p.$i"; done)
+}
+for pq in "1 " "7 " "50 " "3 table=local" "2 gateway=fe80::1" "4 prefix=10.0.0.0/8" "1 covers=ff02::1"; do
+	lim=${pq%% *} q=${pq#* }
+	pages_all "$q" "$lim" >"$RTSNAP_TMP/pj" 3>"$RTSNAP_TMP/pn"
+	http_get "$NS" "/routes?family=all${q:+&$q}" | jq -c . >"$RTSNAP_TMP/pw"
+	tap_diff "$RTSNAP_TMP/pw" "$RTSNAP_TMP/pj" "/routes?family=all&limit=$lim${q:+&$q}: $(cat "$RTSNAP_TMP/pn") pages of at most $lim, joined, are the whole answer ($(jq length "$RTSNAP_TMP/pw") routes)"
+done
 ip netns exec "$NS" ip -j -4 route show table all root 0.0.0.0/0 >"$RTSNAP_TMP/f.k"
 http_get "$NS" "/routes?family=inet&prefix=0.0.0.0/0" >"$RTSNAP_TMP/f.d"
 tap_diff "$RTSNAP_TMP/f.k" "$RTSNAP_TMP/f.d" "/routes?family=inet&prefix=0.0.0.0/0 is ip route show root (lookup4_random.t checks the rest)"
