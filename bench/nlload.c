@@ -10,6 +10,7 @@
  *
  * Input line (whitespace separated, '#' starts a comment):
  *   DST/PLEN TABLE DEV GW|- [METRIC [EXPIRES [TYPE]]]
+ *   DST and GW are IPv6, or both IPv4 (an IPv4 route; EXPIRES is then ignored)
  *   TYPE: unicast (default), unreachable, blackhole, prohibit
  *   EXPIRES: seconds, 0 = permanent
  *
@@ -23,7 +24,8 @@
  *     churn: the routes on stdin must already be in the kernel. For SECONDS,
  *     RATE requests per second change random ones among them, in cycles of
  *     four: replace (nexthop toggled between the line's own and
- *     "dev d1 via 2001:db8:ff01::2"), replace, delete, add back the deleted
+ *     "dev d1 via 2001:db8:ff01::2", for IPv4 routes "dev d1 via 10.255.1.2"),
+ *     replace, delete, add back the deleted
  *     one. Paced on CLOCK_MONOTONIC: every wakeup (at most one per ms) sends
  *     what is due in one sendmsg(). Prints on stdout "churn ready N routes"
  *     once the input is read and the clock starts, then at the end
@@ -38,7 +40,9 @@
  *     that route, at most
  *     TIMEOUT_MS (10000). Prints on stdout one line per probe,
  *       "probe K PREFIX MS" or "probe K PREFIX timeout",
- *     MS counted from the kernel's ack of the RTM_NEWROUTE.
+ *     MS counted from the kernel's ack of the RTM_NEWROUTE. With -4 the probe
+ *     routes are IPv4 host routes 10.200.0.0 + k (dev DEV) and the lookup asks
+ *     for that address.
  *
  *   nlload -e CLIENTS -p PORT -T SECONDS [-i INTERVAL_MS] [-x TIMEOUT_MS] [-k FIRST]
  *          [-D DEV]
@@ -150,8 +154,8 @@ static int parse_type(const char *t)
 }
 
 struct route {
-	struct in6_addr dst, gw;
-	unsigned char plen, type, has_gw;
+	struct in6_addr dst, gw; /* an IPv4 route's addresses in the first 4 bytes */
+	unsigned char family, plen, type, has_gw;
 	unsigned table, ifidx, metric, expires;
 };
 
@@ -179,13 +183,16 @@ static int parse_line(char *line, unsigned long lineno, struct route *r)
 	}
 
 	char *slash = strchr(f[0], '/');
-	unsigned plen = 128;
+	memset(&r->dst, 0, sizeof(r->dst));
+	memset(&r->gw, 0, sizeof(r->gw));
+	r->family = strchr(f[0], ':') ? AF_INET6 : AF_INET;
+	unsigned maxlen = r->family == AF_INET ? 32 : 128, plen = maxlen;
 	if (slash) {
 		*slash = '\0';
 		plen = (unsigned)atoi(slash + 1);
 	}
 	int type = parse_type(nf > 6 ? f[6] : NULL);
-	if (nf > 7 || inet_pton(AF_INET6, f[0], &r->dst) != 1 || plen > 128 || type < 0) {
+	if (nf > 7 || inet_pton(r->family, f[0], &r->dst) != 1 || plen > maxlen || type < 0) {
 		fprintf(stderr, "nlload: line %lu: bad route\n", lineno);
 		exit(2);
 	}
@@ -205,12 +212,12 @@ static int parse_line(char *line, unsigned long lineno, struct route *r)
 		r->ifidx = lastidx;
 	}
 	r->has_gw = strcmp(f[3], "-") != 0;
-	if (r->has_gw && inet_pton(AF_INET6, f[3], &r->gw) != 1) {
+	if (r->has_gw && inet_pton(r->family, f[3], &r->gw) != 1) {
 		fprintf(stderr, "nlload: line %lu: bad gateway\n", lineno);
 		exit(2);
 	}
 	r->metric = nf > 4 ? (unsigned)strtoul(f[4], NULL, 10) : 0;
-	r->expires = nf > 5 ? (unsigned)strtoul(f[5], NULL, 10) : 0;
+	r->expires = nf > 5 && r->family == AF_INET6 ? (unsigned)strtoul(f[5], NULL, 10) : 0;
 	return 1;
 }
 
@@ -228,20 +235,22 @@ static void put_route(unsigned short msgtype, unsigned flags, const struct route
 	n->nlmsg_flags = (unsigned short)flags;
 	n->nlmsg_seq = s_seq++;
 	struct rtmsg *rtm = NLMSG_DATA(n);
-	rtm->rtm_family = AF_INET6;
+	size_t alen = r->family == AF_INET ? 4 : 16;
+	rtm->rtm_family = r->family;
 	rtm->rtm_dst_len = r->plen;
 	rtm->rtm_table = r->table < 256 ? (unsigned char)r->table : RT_TABLE_UNSPEC;
 	rtm->rtm_protocol = RTPROT_BOOT;
 	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 	rtm->rtm_type = r->type;
-	addattr(n, RTA_DST, &r->dst, sizeof(r->dst));
+	if (r->plen)
+		addattr(n, RTA_DST, &r->dst, alen);
 	if (r->table >= 256)
 		addattr(n, RTA_TABLE, &r->table, sizeof(r->table));
 	if (msgtype == RTM_NEWROUTE) {
 		if (r->ifidx)
 			addattr(n, RTA_OIF, &r->ifidx, sizeof(r->ifidx));
 		if (r->has_gw)
-			addattr(n, RTA_GATEWAY, &r->gw, sizeof(r->gw));
+			addattr(n, RTA_GATEWAY, &r->gw, alen);
 	}
 	if (r->metric)
 		addattr(n, RTA_PRIORITY, &r->metric, sizeof(r->metric));
@@ -343,8 +352,9 @@ static int churn(double rate, double seconds)
 		return 2;
 	}
 	unsigned alt_if = if_nametoindex("d1");
-	struct in6_addr alt_gw;
+	struct in6_addr alt_gw, alt_gw4 = { 0 };
 	inet_pton(AF_INET6, "2001:db8:ff01::2", &alt_gw);
+	inet_pton(AF_INET, "10.255.1.2", &alt_gw4);
 	if (!alt_if) {
 		fprintf(stderr, "nlload: churn needs device d1\n");
 		return 2;
@@ -373,7 +383,7 @@ static int churn(double rate, double seconds)
 				if (toggled[i]) {
 					alt = rt[i];
 					alt.ifidx = alt_if;
-					alt.gw = alt_gw;
+					alt.gw = alt.family == AF_INET ? alt_gw4 : alt_gw;
 					alt.has_gw = 1;
 					r = &alt;
 				}
@@ -387,7 +397,7 @@ static int churn(double rate, double seconds)
 				alt = rt[gone];
 				if (toggled[gone]) {
 					alt.ifidx = alt_if;
-					alt.gw = alt_gw;
+					alt.gw = alt.family == AF_INET ? alt_gw4 : alt_gw;
 					alt.has_gw = 1;
 				}
 				put_route(RTM_NEWROUTE, flags_add, &alt, MAXREQ);
@@ -404,7 +414,7 @@ static int churn(double rate, double seconds)
 		alt = rt[gone];
 		if (toggled[gone]) {
 			alt.ifidx = alt_if;
-			alt.gw = alt_gw;
+			alt.gw = alt.family == AF_INET ? alt_gw4 : alt_gw;
 			alt.has_gw = 1;
 		}
 		put_route(RTM_NEWROUTE, flags_add, &alt, MAXREQ);
@@ -476,11 +486,12 @@ static int http_get(int *fd, unsigned port, const char *path, char *buf, size_t 
 }
 
 static int probe(unsigned port, double seconds, unsigned interval_ms, double poll_ms,
-		 unsigned timeout_ms, unsigned long first, const char *dev)
+		 unsigned timeout_ms, unsigned long first, const char *dev, int v4)
 {
 	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
 	static char body[64 * 1024];
-	struct route r = { .plen = 64, .type = RTN_UNICAST, .table = RT_TABLE_MAIN };
+	struct route r = { .family = AF_INET6, .plen = 64, .type = RTN_UNICAST,
+			   .table = RT_TABLE_MAIN };
 	char pfx[INET6_ADDRSTRLEN], want[INET6_ADDRSTRLEN + 16], path[128];
 	int fd = -1;
 	unsigned long k = first, done = 0, late = 0;
@@ -493,18 +504,30 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, double pol
 	double t0 = now_s(), end = t0 + seconds;
 	for (unsigned long p = 0; t0 + (double)p * interval_ms / 1000.0 < end; p++, k++) {
 		sleep_until(t0 + (double)p * interval_ms / 1000.0);
-		probe_prefix(&r.dst, k);
-		inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
-		snprintf(want, sizeof(want), "\"dst\":\"%s/64\"", pfx);
-		/* the low 64 bits are zero, so pfx ends in "::": ask for <prefix>::1 */
-		snprintf(path, sizeof(path), "/routes/lookup?addr=%s1", pfx);
+		if (v4) { /* 10.200.0.0 + k, a host route: ip -j prints it without /32 */
+			uint32_t a = htonl(0x0ac80000u + (uint32_t)(k & 0xffff));
+
+			memset(&r.dst, 0, sizeof(r.dst));
+			memcpy(&r.dst, &a, 4);
+			r.family = AF_INET;
+			r.plen = 32;
+			inet_ntop(AF_INET, &a, pfx, sizeof(pfx));
+			snprintf(want, sizeof(want), "\"dst\":\"%s\"", pfx);
+			snprintf(path, sizeof(path), "/routes/lookup?addr=%s", pfx);
+		} else {
+			probe_prefix(&r.dst, k);
+			inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
+			snprintf(want, sizeof(want), "\"dst\":\"%s/64\"", pfx);
+			/* the low 64 bits are zero, so pfx ends in "::": ask for <prefix>::1 */
+			snprintf(path, sizeof(path), "/routes/lookup?addr=%s1", pfx);
+		}
 
 		unsigned long before = s_errors;
 		put_route(RTM_NEWROUTE, flags_add, &r, 1);
 		flush();
 		double ta = now_s();
 		if (s_errors != before) {
-			printf("probe %lu %s/64 add-failed\n", k, pfx);
+			printf("probe %lu %s/%u add-failed\n", k, pfx, r.plen);
 			continue;
 		}
 		int seen = 0;
@@ -521,9 +544,9 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, double pol
 			t = now_s();
 		}
 		if (seen)
-			printf("probe %lu %s/64 %.3f\n", k, pfx, (t - ta) * 1000.0);
+			printf("probe %lu %s/%u %.3f\n", k, pfx, r.plen, (t - ta) * 1000.0);
 		else {
-			printf("probe %lu %s/64 timeout\n", k, pfx);
+			printf("probe %lu %s/%u timeout\n", k, pfx, r.plen);
 			late++;
 		}
 		fflush(stdout);
@@ -601,7 +624,7 @@ static int events(unsigned nclients, unsigned port, double seconds, unsigned int
 	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
 	struct ev_client *cl = calloc(nclients ? nclients : 1, sizeof(*cl));
 	struct epoll_event evs[256];
-	struct route r = { .plen = 64, .type = RTN_UNICAST, .table = RT_TABLE_MAIN };
+	struct route r = { .family = AF_INET6, .plen = 64, .type = RTN_UNICAST, .table = RT_TABLE_MAIN };
 	static char rbuf[65536];
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	unsigned ready = 0, closed = 0;
@@ -732,10 +755,12 @@ int main(int argc, char **argv)
 	int opt;
 
 	unsigned nclients = 0;
-	int ev_mode = 0;
+	int ev_mode = 0, v4 = 0;
 
-	while ((opt = getopt(argc, argv, "rb:c:T:s:p:i:w:x:k:D:e:")) != -1) {
-		if (opt == 'r')
+	while ((opt = getopt(argc, argv, "4rb:c:T:s:p:i:w:x:k:D:e:")) != -1) {
+		if (opt == '4')
+			v4 = 1;
+		else if (opt == 'r')
 			flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
 		else if (opt == 'b')
 			batch = (unsigned)atoi(optarg);
@@ -766,7 +791,8 @@ int main(int argc, char **argv)
 			    stderr,
 			    "usage: nlload [-r] [-b BATCH] < routes\n"
 			    "       nlload -c RATE -T SECONDS [-s SEED] < routes\n"
-			    "       nlload -p PORT -T SECONDS [-i MS] [-w MS] [-x MS] [-k FIRST] [-D DEV]\n"
+			    "       nlload -p PORT -T SECONDS [-4] [-i MS] [-w MS] [-x MS] [-k FIRST] "
+			    "[-D DEV]\n"
 			    "       nlload -e CLIENTS -p PORT -T SECONDS [-i MS] [-x MS] [-k FIRST] "
 			    "[-D DEV]\n");
 			return 2;
@@ -786,7 +812,7 @@ int main(int argc, char **argv)
 	if (ev_mode && port)
 		return events(nclients, port, seconds, interval_ms, timeout_ms, first, dev);
 	if (port)
-		return probe(port, seconds, interval_ms, poll_ms, timeout_ms, first, dev);
+		return probe(port, seconds, interval_ms, poll_ms, timeout_ms, first, dev, v4);
 
 	while (fgets(line, sizeof(line), stdin)) {
 		struct route r;
