@@ -307,7 +307,7 @@
       el('td', {}, r.table || 'main'),
       el('td', {}, r.protocol || 'boot'),
       el('td', {}, r.scope || ''),
-      el('td', { class: 'num' }, String(r.metric)),
+      el('td', { class: 'num' }, String(r.metric === undefined ? 0 : r.metric)), // ip -j -4 omits 0
       el('td', {}, (r.flags || []).join(' ')),
       exp,
       el('td', {}, r.pref || ''));
@@ -459,7 +459,7 @@
     }
     words.push('table', r.table || 'main');
     if (r.protocol) words.push('proto', r.protocol);
-    words.push('metric', String(r.metric));
+    if (r.metric !== undefined) words.push('metric', String(r.metric));
     if (r.pref) words.push('pref', r.pref);
     out.appendChild(el('p', { class: 'lookup-line' }, words.join(' ')));
     const table = el('table', { class: 'data routes', id: 'lookup-table' },

@@ -36,6 +36,10 @@ ip -n "$NS" link add name "$HOSTILE_DEV" type veth peer name vh1 &&
 	ip -n "$NS" link set dev "$HOSTILE_DEV" up && ip -n "$NS" link set dev vh1 up
 ip -n "$NS" addr add 2001:db8:1::1/64 dev v0 nodad
 ip -n "$NS" addr add 2001:db8:2::1/64 dev v1 nodad
+# IPv4 beside it (the daemon follows both: --family all), for the lookup box
+ip -n "$NS" addr add 10.1.0.1/24 dev v0
+ip -n "$NS" route add 10.50.0.0/16 via 10.1.0.2 proto static
+ip -n "$NS" route add 10.51.0.0/16 dev v1 metric 7
 {
 	echo "route add 2001:db8:10::/48 via 2001:db8:1::2"
 	echo "route add 2001:db8:11::/64 dev v1 metric 7"
@@ -57,7 +61,7 @@ tap_ok $? "routes in main, blue (100), a hostile-named table (300) and 1000; a h
 tap_is "$(kernel_json "$NS" | jq -r --arg t "$HOSTILE_TABLE" '[.[] | select(.table == $t)] | length')" 2 \
 	"kernel: ip names table 300 '$HOSTILE_TABLE' (per-namespace rt_tables.d)"
 
-daemon_start "$NS" --debounce-ms 20 --interval 30
+daemon_start "$NS" --debounce-ms 20 --interval 30 --family all
 tap_ok $? "rtsnapd starts" || tap_done
 
 # tap_diff for lists that must not be empty: an empty expectation is a broken set-up
@@ -240,21 +244,25 @@ kj '.[] | select(.dst == "2001:db8:20::/48")' | jq -S . >"$RTSNAP_TMP/k.detail"
 tap_diff_ne "$RTSNAP_TMP/k.detail" "$RTSNAP_TMP/d.detail" "Enter on a multipath route shows its full JSON object, nexthops included"
 
 # lookup
-lookup_is() { # ADDR [TABLE]: the page's lookup row vs ip -6 route get
-	local addr=$1 table=${2:-} want got
+lookup_is() { # ADDR [TABLE]: the page's lookup row vs ip route get (-6, or -4 for IPv4)
+	local addr=$1 table=${2:-} want got v=6 fib=()
+	case $addr in *.*) v=4 fib=(fibmatch) ;; esac
 	cdp_type '#lookup-form input[name=addr]' "$addr"
 	cdp_type '#lookup-form input[name=table]' "$table"
 	cdp_key Enter
 	cdp_wait "document.getElementById('lookup-result').dataset.state === 'found' &&
 		document.querySelector('#lookup-result .lookup-line').textContent.startsWith('$addr ')" 10
-	want=$(ip netns exec "$NS" ip -j -6 route get "$addr" |
-		jq -r '.[0] | [.gateway // "", .dev, (.protocol // "boot"), (.metric | tostring)] | join("|")')
+	# IPv4: the route the lookup chose (fibmatch; a plain get answers with a cached entry)
+	want=$(ip netns exec "$NS" ip -j "-$v" route get "${fib[@]}" "$addr" |
+		jq -r '.[0] | [.gateway // "", .dev, (.protocol // "boot"), (.metric // 0 | tostring)] | join("|")')
 	got=$(dom_rows '#lookup-table tbody tr' | awk -F'|' '{ print $4 "|" $5 "|" $7 "|" $9 }')
-	tap_is "$got" "$want" "lookup $addr${table:+ table $table}: gateway|dev|protocol|metric as ip -6 route get"
+	tap_is "$got" "$want" "lookup $addr${table:+ table $table}: gateway|dev|protocol|metric as ip -$v route get${fib:+ $fib}"
 }
 lookup_is 2001:db8:10::1
 lookup_is 2001:db8:99::1
 lookup_is 2001:db8:100::7 100
+lookup_is 10.50.3.4
+lookup_is 10.51.0.9
 cdp_screenshot "$SHOTS/web-lookup.png" '#lookup'
 
 # expiring routes, soonest first, counting down
