@@ -56,6 +56,14 @@ const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len);
  */
 void render_metrics_scrape(const struct snapshot *s, const struct collector_stats *st,
 			   int64_t now_ms, struct strbuf *sb);
+/*
+ * Any thread. The same for the IPv6 instance (s, st; its samples unlabelled, as above) and
+ * the IPv4 one (s4, NULL when none is published yet, and st4; NULL st4: the IPv6 one alone):
+ * each family once, the IPv6 samples, then the IPv4 ones labelled family="inet".
+ */
+void render_metrics_scrape2(const struct snapshot *s, const struct collector_stats *st,
+			    const struct snapshot *s4, const struct collector_stats *st4,
+			    int64_t now_ms, struct strbuf *sb);
 
 /* Any thread. Append the process_* families the Prometheus client libraries export. */
 void render_metrics_process(struct strbuf *sb);

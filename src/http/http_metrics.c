@@ -111,7 +111,7 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 	gzip = http_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	strbuf_reserve(&dyn, 8192);
-	render_metrics_scrape(rq->snap, rq->stats, rq->now_ms, &dyn);
+	render_metrics_scrape2(rq->snap, rq->stats, rq->snap2, rq->stats4, rq->now_ms, &dyn);
 	http_count_render(&dyn);
 	render_pinned(&dyn);
 	render_auth(&dyn);

@@ -148,18 +148,6 @@ static void sample_f(struct strbuf *sb, const char *name, const char *fam, const
 	strbuf_appendf(sb, "\"} %llu\n", val);
 }
 
-/* name{k="v"} value, for the common one-label case. */
-static void sample1(struct strbuf *sb, const char *name, const char *k, const char *v,
-		    unsigned long long val)
-{
-	strbuf_puts(sb, name);
-	strbuf_putc(sb, '{');
-	strbuf_puts(sb, k);
-	strbuf_puts(sb, "=\"");
-	render_metrics_label(sb, v);
-	strbuf_appendf(sb, "\"} %llu\n", val);
-}
-
 static void gauge_u(struct strbuf *sb, const char *name, const char *help, uint64_t v)
 {
 	family(sb, name, "gauge", help);
@@ -630,103 +618,220 @@ static size_t past_deadline(const struct snapshot *s, int64_t now_ms)
 	return snapshot_expiring_after(s, now_ms);
 }
 
-/* A histogram from non-cumulative bucket counters (n bounds, then +Inf) and a sum. */
-static void render_histogram(struct strbuf *sb, const char *name, const char *help,
-			     const double *bounds, unsigned int n, const uint64_t *bucket,
-			     const double *sump)
+/*
+ * The instances a scrape shows: the IPv6 one's per-scrape samples carry no family label (as
+ * before there was another), the IPv4 one's family="inet".
+ */
+struct scrape_inst {
+	const struct snapshot *s; /* NULL: none published yet */
+	const struct collector_stats *st;
+	const char *fam; /* NULL, or "inet" */
+};
+
+/* name, then {family="fam",k="v"} with what of the two is there, then a space */
+static void put_series(struct strbuf *sb, const char *name, const char *fam, const char *k,
+		       const char *v)
 {
+	strbuf_puts(sb, name);
+	if (fam || k) {
+		strbuf_putc(sb, '{');
+		if (fam) {
+			strbuf_puts(sb, "family=\"");
+			strbuf_puts(sb, fam);
+			strbuf_putc(sb, '"');
+		}
+		if (fam && k)
+			strbuf_putc(sb, ',');
+		if (k) {
+			strbuf_puts(sb, k);
+			strbuf_puts(sb, "=\"");
+			render_metrics_label(sb, v);
+			strbuf_putc(sb, '"');
+		}
+		strbuf_putc(sb, '}');
+	}
+	strbuf_putc(sb, ' ');
+}
+
+/* A histogram's samples from non-cumulative bucket counters (n bounds, then +Inf) and a sum. */
+static void histogram_samples(struct strbuf *sb, const char *name, const char *fam,
+			      const double *bounds, unsigned int n, const uint64_t *bucket,
+			      const double *sump)
+{
+	const char *fl = fam ? "family=\"" : "", *fr = fam ? "\"," : "";
 	uint64_t acc = 0;
 	double sum;
 
-	family(sb, name, "histogram", help);
 	for (unsigned int i = 0; i < n; i++) {
 		acc += stats_get(bucket[i]);
-		strbuf_appendf(sb, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
-			       (unsigned long long)acc);
+		strbuf_appendf(sb, "%s_bucket{%s%s%sle=\"%g\"} %llu\n", name, fl, fam ? fam : "",
+			       fr, bounds[i], (unsigned long long)acc);
 	}
 	acc += stats_get(bucket[n]);
-	strbuf_appendf(sb, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)acc);
+	strbuf_appendf(sb, "%s_bucket{%s%s%sle=\"+Inf\"} %llu\n", name, fl, fam ? fam : "", fr,
+		       (unsigned long long)acc);
 	__atomic_load(sump, &sum, __ATOMIC_RELAXED);
 	/* _count from the buckets, so that it always equals the +Inf bucket */
-	strbuf_appendf(sb, "%s_sum %.6f\n%s_count %llu\n", name, sum, name,
-		       (unsigned long long)acc);
+	if (fam)
+		strbuf_appendf(sb, "%s_sum{family=\"%s\"} %.6f\n%s_count{family=\"%s\"} %llu\n",
+			       name, fam, sum, name, fam, (unsigned long long)acc);
+	else
+		strbuf_appendf(sb, "%s_sum %.6f\n%s_count %llu\n", name, sum, name,
+			       (unsigned long long)acc);
 }
 
-/* Every counter of the instance's table (stats.h), family by family. */
-static void render_counters(struct strbuf *sb, const struct collector_stats *st)
+/* Every counter of the instances' table (stats.h), family by family. */
+static void render_counters(struct strbuf *sb, const struct scrape_inst *in, size_t nin)
 {
 	for (size_t k = 0; k < stats_table_len; k++) {
 		const struct stats_desc *d = &stats_table[k];
 
 		family(sb, d->metric, d->type, d->help);
-		if (!d->label) {
-			strbuf_appendf(sb, "%s %llu\n", d->metric,
-				       (unsigned long long)stats_value(st, d, 0));
-			continue;
+		for (size_t x = 0; x < nin; x++) {
+			if (!d->label) {
+				put_series(sb, d->metric, in[x].fam, NULL, NULL);
+				strbuf_appendf(sb, "%llu\n",
+					       (unsigned long long)stats_value(in[x].st, d, 0));
+				continue;
+			}
+			for (int i = 0; i < d->n; i++) {
+				put_series(sb, d->metric, in[x].fam, d->label, d->label_value(i));
+				strbuf_appendf(sb, "%llu\n",
+					       (unsigned long long)stats_value(in[x].st, d, i));
+			}
 		}
-		for (int i = 0; i < d->n; i++)
-			sample1(sb, d->metric, d->label, d->label_value(i), stats_value(st, d, i));
 	}
 }
 
-void render_metrics_scrape(const struct snapshot *s, const struct collector_stats *st,
-			   int64_t now_ms, struct strbuf *sb)
+static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_ms,
+			  struct strbuf *sb)
 {
-	size_t past = s ? past_deadline(s, now_ms) : 0;
+	size_t past[2] = { 0, 0 };
+	int any = 0;
 
-	if (s) {
-		gauge_u(sb, "rtsnap_snapshot_generation",
-			"Generation of the snapshot in use (1, 2, ... in publication order).",
-			snapshot_generation(s));
+	for (size_t x = 0; x < nin; x++) {
+		past[x] = in[x].s ? past_deadline(in[x].s, now_ms) : 0;
+		any |= in[x].s != NULL;
+	}
+	if (any) {
+		family(sb, "rtsnap_snapshot_generation", "gauge",
+		       "Generation of the snapshot in use (1, 2, ... in publication order).");
+		for (size_t x = 0; x < nin; x++)
+			if (in[x].s) {
+				put_series(sb, "rtsnap_snapshot_generation", in[x].fam, NULL, NULL);
+				strbuf_appendf(sb, "%llu\n",
+					       (unsigned long long)snapshot_generation(in[x].s));
+			}
 		/* per scrape: the collector stamps a snapshot after building it */
-		gauge_f(sb, "rtsnap_snapshot_timestamp_seconds",
-			"When the snapshot in use was taken, in seconds since the Unix epoch.",
-			(double)snapshot_taken_at(s).tv_sec +
-			    (double)(snapshot_taken_at(s).tv_nsec / 1000000) / 1000.0);
-		gauge_f(sb, "rtsnap_snapshot_age_seconds",
-			"Seconds since the dump of the snapshot in use started.",
-			(double)(now_ms - snapshot_taken_mono_ms(s)) / 1000.0);
+		family(sb, "rtsnap_snapshot_timestamp_seconds", "gauge",
+		       "When the snapshot in use was taken, in seconds since the Unix epoch.");
+		for (size_t x = 0; x < nin; x++)
+			if (in[x].s) {
+				struct timespec at = snapshot_taken_at(in[x].s);
+
+				put_series(sb, "rtsnap_snapshot_timestamp_seconds", in[x].fam, NULL,
+					   NULL);
+				strbuf_appendf(sb, "%.3f\n",
+					       (double)at.tv_sec +
+						   (double)(at.tv_nsec / 1000000) / 1000.0);
+			}
+		family(sb, "rtsnap_snapshot_age_seconds", "gauge",
+		       "Seconds since the dump of the snapshot in use started.");
+		for (size_t x = 0; x < nin; x++)
+			if (in[x].s) {
+				put_series(sb, "rtsnap_snapshot_age_seconds", in[x].fam, NULL,
+					   NULL);
+				strbuf_appendf(sb, "%.3f\n",
+					       (double)(now_ms - snapshot_taken_mono_ms(in[x].s)) /
+						   1000.0);
+			}
 		family(sb, "rtsnap_snapshot_routes_changed", "gauge",
 		       "Routes added and removed by the last publication, compared with the "
 		       "snapshot it replaced.");
-		strbuf_appendf(sb, "rtsnap_snapshot_routes_changed{change=\"added\"} %u\n",
-			       stats_get(st->last_added));
-		strbuf_appendf(sb, "rtsnap_snapshot_routes_changed{change=\"removed\"} %u\n",
-			       stats_get(st->last_removed));
+		for (size_t x = 0; x < nin; x++)
+			if (in[x].s) {
+				put_series(sb, "rtsnap_snapshot_routes_changed", in[x].fam,
+					   "change", "added");
+				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_added));
+				put_series(sb, "rtsnap_snapshot_routes_changed", in[x].fam,
+					   "change", "removed");
+				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_removed));
+			}
 		family(sb, "rtsnap_routes_next_expiry_seconds", "gauge",
 		       "Seconds until the earliest expiry deadline still ahead among the routes of "
 		       "the snapshot (no sample when none).");
-		if (past < snapshot_nexpiring(s))
-			strbuf_appendf(
-			    sb, "rtsnap_routes_next_expiry_seconds %.3f\n",
-			    (double)(snapshot_route(s, snapshot_expiring(s)[past])->expires_ms -
-				     now_ms) /
-				1000.0);
-		gauge_u(sb, "rtsnap_routes_past_deadline",
-			"Routes of the snapshot whose expiry deadline has passed but that the "
-			"kernel still listed (garbage collection lag).",
-			past);
+		for (size_t x = 0; x < nin; x++) {
+			const struct snapshot *s = in[x].s;
+
+			if (s && past[x] < snapshot_nexpiring(s)) {
+				put_series(sb, "rtsnap_routes_next_expiry_seconds", in[x].fam, NULL,
+					   NULL);
+				strbuf_appendf(
+				    sb, "%.3f\n",
+				    (double)(snapshot_route(s, snapshot_expiring(s)[past[x]])
+						 ->expires_ms -
+					     now_ms) /
+					1000.0);
+			}
+		}
+		family(sb, "rtsnap_routes_past_deadline", "gauge",
+		       "Routes of the snapshot whose expiry deadline has passed but that the "
+		       "kernel still listed (garbage collection lag).");
+		for (size_t x = 0; x < nin; x++)
+			if (in[x].s) {
+				put_series(sb, "rtsnap_routes_past_deadline", in[x].fam, NULL,
+					   NULL);
+				strbuf_appendf(sb, "%llu\n", (unsigned long long)past[x]);
+			}
 	}
-	gauge_u(sb, "rtsnap_snapshot_fresh",
-		"1 when the last collection succeeded and is recent, else 0 (stale snapshot).",
-		(uint64_t)stats_is_fresh(st));
+	family(sb, "rtsnap_snapshot_fresh", "gauge",
+	       "1 when the last collection succeeded and is recent, else 0 (stale snapshot).");
+	for (size_t x = 0; x < nin; x++) {
+		put_series(sb, "rtsnap_snapshot_fresh", in[x].fam, NULL, NULL);
+		strbuf_appendf(sb, "%d\n", stats_is_fresh(in[x].st) ? 1 : 0);
+	}
 	family(sb, "rtsnap_fault", "gauge",
 	       "1 while a persistent fault of this kind lasts (memory: the collector ran out and "
 	       "recovers with a fresh dump; proc_file: --proc-file cannot be written; "
 	       "web_config: SIGHUP kept the previous web configuration), else 0. /status "
 	       "tells since when and why.");
-	for (int k = 0; k < FAULT__COUNT; k++)
-		sample1(sb, "rtsnap_fault", "kind", stats_fault_name((enum fault_kind)k),
-			(uint64_t)stats_fault_active(st, (enum fault_kind)k));
-	render_histogram(sb, "rtsnap_collection_duration_seconds",
-			 "Time to build and publish a snapshot (published ones).",
-			 stats_duration_bounds, STATS_DURATION_BUCKETS, st->duration_bucket,
-			 &st->duration_sum);
-	render_histogram(sb, "rtsnap_publication_latency_seconds",
-			 "Time from receiving the first change of a publication to publishing it.",
-			 stats_latency_bounds, STATS_LATENCY_BUCKETS, st->latency.bucket,
-			 &st->latency.sum);
-	render_counters(sb, st);
+	for (size_t x = 0; x < nin; x++)
+		for (int k = 0; k < FAULT__COUNT; k++) {
+			put_series(sb, "rtsnap_fault", in[x].fam, "kind",
+				   stats_fault_name((enum fault_kind)k));
+			strbuf_appendf(sb, "%d\n",
+				       stats_fault_active(in[x].st, (enum fault_kind)k) ? 1 : 0);
+		}
+	family(sb, "rtsnap_collection_duration_seconds", "histogram",
+	       "Time to build and publish a snapshot (published ones).");
+	for (size_t x = 0; x < nin; x++)
+		histogram_samples(sb, "rtsnap_collection_duration_seconds", in[x].fam,
+				  stats_duration_bounds, STATS_DURATION_BUCKETS,
+				  in[x].st->duration_bucket, &in[x].st->duration_sum);
+	family(sb, "rtsnap_publication_latency_seconds", "histogram",
+	       "Time from receiving the first change of a publication to publishing it.");
+	for (size_t x = 0; x < nin; x++)
+		histogram_samples(sb, "rtsnap_publication_latency_seconds", in[x].fam,
+				  stats_latency_bounds, STATS_LATENCY_BUCKETS,
+				  in[x].st->latency.bucket, &in[x].st->latency.sum);
+	render_counters(sb, in, nin);
+}
+
+void render_metrics_scrape(const struct snapshot *s, const struct collector_stats *st,
+			   int64_t now_ms, struct strbuf *sb)
+{
+	const struct scrape_inst in = { s, st, NULL };
+
+	render_scrape(&in, 1, now_ms, sb);
+}
+
+void render_metrics_scrape2(const struct snapshot *s, const struct collector_stats *st,
+			    const struct snapshot *s4, const struct collector_stats *st4,
+			    int64_t now_ms, struct strbuf *sb)
+{
+	const struct scrape_inst in[2] = { { s, st, NULL }, { s4, st4, "inet" } };
+
+	render_scrape(in, st4 ? 2 : 1, now_ms, sb);
 }
 
 /* ---- process metrics ---- */

@@ -76,7 +76,10 @@ F4=$D4/route
 ip -n "$NS" addr add 10.9.0.1/24 dev d0
 daemon_start "$NS" --family all --debounce-ms 20 --proc-file4 "$F4" || tap_bail "daemon did not start"
 faults4() { http_get "$NS" /status | jq -r '.inet.faults[].kind'; }
-fault4_is() { [ "$(faults4 | grep -c '^proc_file$')" = "$1" ]; }
+fault4_metric() {
+	http_get "$NS" /metrics | sed -n 's/^rtsnap_fault{family="inet",kind="proc_file"} //p'
+}
+fault4_is() { [ "$(faults4 | grep -c '^proc_file$')" = "$1" ] && [ "$(fault4_metric)" = "$1" ]; }
 file4_is_kernel() {
 	ip netns exec "$NS" cat /proc/net/route >"$RTSNAP_TMP/k4" && cmp -s "$RTSNAP_TMP/k4" "$F4"
 }
@@ -89,7 +92,7 @@ tap_ok "$(jq -e '.inet.stale == false and (.inet.faults | length) == 0 and
 dd if=/dev/zero of="$D4/fill" bs=4k >/dev/null 2>&1
 for i in $(seq 1 250); do echo "route add 10.10.$i.0/24 dev d0"; done | ip -n "$NS" -batch -
 wait_until 10 fault4_is 1
-tap_ok $? "full file system: the fault is in /status's inet.faults"
+tap_ok $? "full file system: the fault is in /status's inet.faults and rtsnap_fault{family=\"inet\",kind=\"proc_file\"} is 1"
 http_get "$NS" /status >"$RTSNAP_TMP/status4"
 tap_is "$(jq -r '.inet.faults[] | select(.kind == "proc_file") | .error' "$RTSNAP_TMP/status4")" \
 	"No space left on device" "/status: inet's fault names the error"
@@ -101,7 +104,9 @@ tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_U
 	"/healthz: a file that cannot be written does not make the snapshots stale"
 rm -f "$D4/fill"
 wait_until 30 fault4_is 0
-tap_ok $? "space freed: the IPv4 fault is cleared"
+tap_ok $? "space freed: the IPv4 fault is cleared in /status and the metric"
+tap_is "$(http_get "$NS" /metrics | sed -n 's/^rtsnap_fault{kind="proc_file"} //p')" 0 \
+	"the IPv6 instance's rtsnap_fault{kind=\"proc_file\"} is 0: the fault was the IPv4 instance's"
 wait_until 5 file4_is_kernel
 tap_diff "$RTSNAP_TMP/k4" "$F4" "the file equals the kernel's /proc/net/route again"
 daemon_stop "$NS" >/dev/null

@@ -161,6 +161,9 @@ else
 fi
 tap_is "$(grep -c '^# TYPE rtsnap_routes ' "$RTSNAP_TMP/m.prom") $(grep -c '^rtsnap_build_info{' "$RTSNAP_TMP/m.prom")" "1 1" \
 	"/metrics: one rtsnap_routes family, one build info"
+tap_is "$(sed -n 's/^rtsnap_snapshot_generation{family="inet"} //p' "$RTSNAP_TMP/m.prom") $(sed -n 's/^rtsnap_snapshot_fresh{family="inet"} //p' "$RTSNAP_TMP/m.prom") $(grep -c '^rtsnap_collections_total{family="inet",' "$RTSNAP_TMP/m.prom")" \
+	"$(etag4 "$NS" | tr -d '"') 1 $(grep -c '^rtsnap_collections_total{trigger=' "$RTSNAP_TMP/m.prom")" \
+	"/metrics: the IPv4 instance's generation (/route's), freshness and every counter, labelled family=\"inet\""
 snapshot_series() { grep -E '^(rtsnap_routes|rtsnap_multipath_|rtsnap_device_|rtsnap_routes_expiring|rtsnap_build_info|# )' "$1" | grep -v '^# .* rtsnap_snapshot'; }
 ip netns exec "$NS" curl -sg --compressed -H 'Accept-Encoding: gzip' "$RTSNAP_URL/metrics" >"$RTSNAP_TMP/m.gz.prom"
 tap_diff <(snapshot_series "$RTSNAP_TMP/m.prom") <(snapshot_series "$RTSNAP_TMP/m.gz.prom") \

@@ -5,7 +5,7 @@
  * cumulative histogram, label escaping, the structure of the whole text (every family once,
  * HELP and TYPE before its samples, no duplicate series), and the gzip body (the snapshot's
  * pre-compressed bytes + the per-scrape continuation must inflate to exactly the plain body),
- * and /metrics of an IPv6 and an IPv4 instance together.
+ * and /metrics of an IPv6 and an IPv4 instance together (route series and per-scrape samples).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -738,6 +738,55 @@ static void test_two_families(void **state)
 	strbuf_free(&plain);
 	strbuf_free(&gz);
 	strbuf_free(&dyn);
+
+	/* the per-scrape part of both: the IPv6 samples unlabelled, the IPv4 ones family="inet" */
+	{
+		static struct collector_stats st4;
+		struct strbuf sb = { 0 };
+
+		memset(&s_st, 0, sizeof(s_st));
+		memset(&st4, 0, sizeof(st4));
+		s_st.collections[TRIGGER_CHANGE] = 7;
+		st4.collections[TRIGGER_CHANGE] = 3;
+		st4.last_added = 2;
+		stats_observe_duration(&st4, 0.0005);
+		s4->generation = 9;
+		render_metrics_scrape2(s6, &s_st, s4, &st4, NOW_MS, &sb);
+		strbuf_putc(&sb, '\0');
+		t = sb.buf;
+		assert_int_equal(count_prefix(t, "# TYPE rtsnap_snapshot_generation "), 1);
+		assert_int_equal(count_prefix(t, "# TYPE rtsnap_collections_total "), 1);
+		assert_int_equal(count_prefix(t, "# TYPE rtsnap_fault "), 1);
+		assert_true(value_of(t, "rtsnap_snapshot_generation") == 42);
+		assert_true(value_of(t, "rtsnap_snapshot_generation{family=\"inet\"}") == 9);
+		assert_true(value_of(t, "rtsnap_collections_total{trigger=\"change\"}") == 7);
+		assert_true(
+		    value_of(t, "rtsnap_collections_total{family=\"inet\",trigger=\"change\"}") ==
+		    3);
+		assert_true(
+		    value_of(t,
+			     "rtsnap_snapshot_routes_changed{family=\"inet\",change=\"added\"}") ==
+		    2);
+		assert_true(value_of(t, "rtsnap_snapshot_fresh{family=\"inet\"}") == 0);
+		assert_true(value_of(t, "rtsnap_fault{family=\"inet\",kind=\"proc_file\"}") == 0);
+		assert_true(value_of(t, "rtsnap_collection_duration_seconds_bucket{family=\"inet\","
+					"le=\"+Inf\"}") == 1);
+		assert_true(
+		    value_of(t, "rtsnap_collection_duration_seconds_count{family=\"inet\"}") == 1);
+		assert_true(value_of(t, "rtsnap_collection_duration_seconds_count") == 0);
+		/* IPv4 not published yet: its counters and freshness, no generation */
+		sb.len = 0;
+		render_metrics_scrape2(s6, &s_st, NULL, &st4, NOW_MS, &sb);
+		strbuf_putc(&sb, '\0');
+		t = sb.buf;
+		assert_int_equal(count_prefix(t, "rtsnap_snapshot_generation{"), 0);
+		assert_true(value_of(t, "rtsnap_snapshot_fresh{family=\"inet\"}") == 0);
+		assert_true(
+		    value_of(t, "rtsnap_collections_total{family=\"inet\",trigger=\"change\"}") ==
+		    3);
+		strbuf_free(&sb);
+		memset(&s_st, 0, sizeof(s_st));
+	}
 	snapshot_free(s6);
 	snapshot_free(s4);
 	render_metrics_set_routes(0);
