@@ -137,7 +137,7 @@ deps:
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
 
-# make run RUN_FLAGS='--family all': more options for the daemon
+# make run RUN_FLAGS='--family inet6 --interval 60': more options for the daemon
 run: deps
 	@$(MAKE) --no-print-directory all
 	./$(BUILD)/rtsnapd --listen '[::1]:9816' --log-level info $(RUN_FLAGS)

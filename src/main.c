@@ -91,11 +91,12 @@ static void usage(FILE *f)
 	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
 	       "                          that following a burst never slows the kernel's writers\n"
 	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
-	       "      --proc-file4 PATH   the same for /proc/net/route (with --family all)\n"
-	       "      --family inet6|inet|all  the address families to follow (default inet6);\n"
-	       "                          all also follows IPv4, served at /route and with\n"
-	       "                          family=inet on /routes, /events and /changes (the\n"
-	       "                          daemon needs IPv6: inet alone goes with --once)\n"
+	       "      --proc-file4 PATH   the same for /proc/net/route (IPv4 followed)\n"
+	       "      --family inet6|inet|all  the address families to follow (default all:\n"
+	       "                          IPv4 is served at /route and with family=inet on\n"
+	       "                          /routes, /events and /changes; inet6 follows IPv6\n"
+	       "                          alone; the daemon needs IPv6: inet alone goes with\n"
+	       "                          --once)\n"
 	       "      --once              print one snapshot to stdout and exit\n"
 	       "      --format proc|json|proc4|json4  format for --once (default proc):\n"
 	       "                          proc and json print the --family chosen (IPv6 by\n"
@@ -589,8 +590,10 @@ int main(int argc, char **argv)
 	}
 	if (once)
 		return run_once(format ? format : "proc", families);
+	if (!families)
+		families = ONCE_INET6 | ONCE_INET; /* the daemon follows both by default */
 	if (proc_file4 && !(families & ONCE_INET)) {
-		fprintf(stderr, "rtsnapd: --proc-file4 goes with --family all\n");
+		fprintf(stderr, "rtsnapd: --proc-file4 needs IPv4 followed (not --family inet6)\n");
 		return 2;
 	}
 	if (families == ONCE_INET) {
