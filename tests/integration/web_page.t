@@ -4,8 +4,9 @@
 # table summary and protocol chart counts, a filter typed into the route browser, paging
 # with the X-Next-After cursor, a route's full JSON, the lookup box, the expiring list and
 # its countdown, routes added after the page loaded (shown without a reload, from the change
-# stream /events, which the page follows with the route browser's filter), the stale
-# banner, hostile table/device/protocol names shown as text, and without JavaScript the
+# stream /events, which the page follows with the route browser's filter), the family
+# switch (IPv4 view = ip -4, its refresh on IPv4 changes only; none on an IPv6-only daemon), the
+# stale banner, hostile table/device/protocol names shown as text, and without JavaScript the
 # links to the raw views. Over plain HTTP: content types, CSP, no inline script or style,
 # gzip bodies equal to the plain ones, ETag/304. Screenshots of each view: build/web-*.png.
 #
