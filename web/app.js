@@ -9,6 +9,12 @@
 // only while the stream is not open), /healthz, /metrics (per-table multipath, expiring
 // and per-protocol counts), /routes (server-side filters, paged with X-Next-After),
 // /routes/lookup, /expiring, /web/about.json (host name and namespace).
+//
+// Family: with rtsnapd --family all (/status has "inet") a switch shows the IPv4 instance
+// instead: the route browser asks /routes?family=inet and follows /events?family=inet, and
+// the header, tables and charts come from /status's "inet" and /metrics' family="inet"
+// series. The family is a parameter of the route filter (#routes?family=inet&...), left out
+// for IPv6, the default.
 'use strict';
 
 (function () {
@@ -22,17 +28,20 @@
   const EXPIRING_MAX_ROWS = 500;
   const FILTER_KEYS = ['table', 'prefix', 'covers', 'dev', 'gateway', 'protocol', 'type',
     'metric', 'expiring'];
+  const ADDR_KEYS = ['prefix', 'covers', 'gateway']; // dropped when the family changes
+  const PLACEHOLDERS4 = { prefix: '192.0.2.0/24', covers: '192.0.2.1' };
 
   const st = {
     about: null,
     status: null, // last /status body
     statusAt: 0, // performance.now() when it arrived
     etag: null,
-    gen: null,
+    family: 'inet6', // the instance shown: 'inet6', or 'inet' when /status has "inet"
+    gen: null, // the generation of that instance's snapshot
     stale: false,
     reachable: true,
     polls: 0,
-    history: [], // {t: ms since epoch, routes}
+    history: { inet6: [], inet: [] }, // per family: {t: ms since epoch, routes}
     page: { qs: '', after: '', back: [], next: '', routes: [] },
     selected: null, // key of the route shown in the detail view
     countdowns: [], // {el, deadline (performance.now() ms), prefix}
@@ -69,6 +78,10 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function fmtInt(n) { return Number(n).toLocaleString('en-US'); }
 
+  // /status's object for the family shown: the top level (IPv6) or its "inet" (IPv4)
+  function famStatus(s) { return s && st.family === 'inet' ? s.inet || null : s; }
+  function famGen(s) { const f = famStatus(s); return f ? f.generation : null; }
+
   async function fetchJSON(url, headers) {
     const r = await fetch(url, { headers: headers || {}, cache: 'no-store' });
     let body = null;
@@ -102,9 +115,11 @@
   }
 
   function renderHeader() {
-    const s = st.status;
+    const s0 = st.status;
+    const s = famStatus(s0);
     if (!s) return;
-    setText('f-version', s.version);
+    $('family').hidden = !s0.inet; // offered only when rtsnapd follows IPv4
+    setText('f-version', s0.version);
     setText('f-gen', s.generation);
     setText('f-taken', s.taken_at.replace('T', ' ').replace('Z', ' UTC'));
     setText('f-routes', fmtInt(s.routes) + ' in ' + s.tables.length + ' tables');
@@ -132,7 +147,7 @@
   }
 
   function renderAge() {
-    const s = st.status;
+    const s = famStatus(st.status);
     if (!s) return;
     const age = s.age_seconds + (performance.now() - st.statusAt) / 1000;
     setText('f-age', fmtAge(age));
@@ -157,8 +172,8 @@
       if (!m) continue;
       const l = parseLabels(m[2]);
       const v = Number(m[3]);
-      // the page shows the IPv6 instance; with --family all the IPv4 series are beside it
-      if (l.family && l.family !== 'inet6') continue;
+      // the family shown; with --family all the other family's series are beside it
+      if (l.family && l.family !== st.family) continue;
       if (m[1] === 'rtsnap_multipath_routes') r.mpath[l.table] = v;
       else if (m[1] === 'rtsnap_routes_expiring') r.exp[l.table] = v;
       else {
@@ -170,12 +185,14 @@
   }
 
   async function loadSummary() {
-    const s = st.status;
+    const fam = st.family;
+    const s = famStatus(st.status);
     let m = null;
     try {
       const r = await fetch('/metrics', { cache: 'no-store' });
       if (r.ok) m = parseMetrics(await r.text());
     } catch (e) { m = null; }
+    if (fam !== st.family) return; // switched meanwhile: the other family's refresh draws it
     const tbody = $('table-summary').tBodies[0];
     clear(tbody);
     const dl = $('table-names');
@@ -236,7 +253,7 @@
   function renderSpark() {
     const svg = $('sparkline');
     clear(svg);
-    const h = st.history;
+    const h = st.history[st.family];
     if (h.length === 0) return;
     const vals = h.map((p) => p.routes);
     const min = Math.min(...vals), max = Math.max(...vals);
@@ -272,7 +289,8 @@
   // The kernel's key of a route: what makes it unique in a snapshot.
   function routeKey(r) {
     return [r.table || 'main', r.dst, r.from || '', r.metric, r.type || '',
-      nexthops(r).map((n) => (n.gateway || '') + '%' + (n.dev || '')).join(',')].join('|');
+      nexthops(r).map((n) => (n.gateway || '') + '%' + (n.dev || '')).join(',')].join('|') +
+      (r.tos === undefined ? '' : '|tos ' + r.tos); // IPv4: the TOS is part of the key
   }
   function fmtLeft(ms) {
     const neg = ms < 0;
@@ -317,9 +335,14 @@
 
   // ---- route browser
 
+  function switchFamily() {
+    const v = document.querySelector('#family input[name=family]:checked');
+    return v && v.value === 'inet' ? 'inet' : 'inet6';
+  }
   function filterFromForm() {
     const f = $('filter');
     const p = new URLSearchParams();
+    if (switchFamily() === 'inet') p.set('family', 'inet'); // IPv6 is the default: left out
     for (const k of FILTER_KEYS) {
       const v = f.elements[k].value.trim();
       if (v !== '' && !(k === 'table' && v === 'all')) p.set(k, v);
@@ -329,6 +352,14 @@
   }
   function formFromFilter(p) {
     const f = $('filter');
+    const fam = p.get('family') === 'inet' ? 'inet' : 'inet6';
+    for (const r of document.querySelectorAll('#family input[name=family]')) r.checked = r.value === fam;
+    for (const k in PLACEHOLDERS4) {
+      const i = f.elements[k];
+      if (i.dataset.placeholder6 === undefined) i.dataset.placeholder6 = i.placeholder;
+      i.placeholder = fam === 'inet' ? PLACEHOLDERS4[k] : i.dataset.placeholder6;
+    }
+    $('tables-cmd').textContent = 'ip -' + (fam === 'inet' ? '4' : '6') + ' route show table all';
     for (const k of FILTER_KEYS) f.elements[k].value = p.get(k) || '';
     const lim = p.get('limit') || '100';
     if ([...f.elements.limit.options].some((o) => o.value === lim)) f.elements.limit.value = lim;
@@ -339,6 +370,7 @@
   }
   function browseTable(name) {
     const p = new URLSearchParams();
+    if (st.family === 'inet') p.set('family', 'inet');
     p.set('table', name);
     p.set('limit', $('filter').elements.limit.value);
     go(p);
@@ -348,10 +380,32 @@
     if (location.hash === h) startBrowse(p); else location.hash = h; // hashchange starts it
   }
   function startBrowse(p) {
+    if (p.get('family') === 'inet' && st.status && !st.status.inet) p.delete('family'); // not followed
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
-    loadPage();
+    const fam = p.get('family') === 'inet' ? 'inet' : 'inet6';
+    if (fam !== st.family) {
+      // another instance: its generation, header, tables, charts and expiring list too; the
+      // route detail and the last change were the other instance's
+      st.family = fam;
+      st.gen = famGen(st.status);
+      st.lastChange = null;
+      closeDetail();
+      renderHeader();
+      renderSpark();
+      if (st.status) refreshAll(); else loadPage(); // else the first /status draws the rest
+    } else {
+      loadPage();
+    }
     if (st.stream || st.streamQs !== null) openStream(); // follow the new filter's routes
+  }
+  // The switch: the same filter in the other family, without its addresses (a prefix, an
+  // address or a gateway of one family matches nothing in the other).
+  function onFamilySwitch() {
+    const p = filterFromForm();
+    if ((p.get('family') === 'inet' ? 'inet' : 'inet6') === st.family) return;
+    for (const k of ADDR_KEYS) p.delete(k);
+    go(p);
   }
 
   async function loadPage() {
@@ -412,6 +466,11 @@
     d.hidden = false;
     d.dataset.key = st.selected;
     d.focus();
+  }
+  function closeDetail() {
+    $('detail').hidden = true;
+    st.selected = null;
+    for (const tr of $('route-table').tBodies[0].rows) tr.classList.remove('selected');
   }
   // After a refresh: keep showing the selected route's current object, or say it is gone.
   function refreshDetail() {
@@ -479,11 +538,18 @@
   async function loadExpiring() {
     let res;
     const t0 = performance.now();
+    const tbody = $('expiring-table').tBodies[0];
+    if (st.family === 'inet') { // /expiring is the IPv6 instance's: IPv4 routes have no lifetime
+      clear(tbody);
+      st.expCountdowns = [];
+      $('expiring-table').dataset.count = '0';
+      setText('expiring-state', 'IPv4 routes have no lifetime.');
+      return;
+    }
     try {
       res = await fetchJSON('/expiring');
     } catch (e) { return; }
-    if (!res.ok) return;
-    const tbody = $('expiring-table').tBodies[0];
+    if (!res.ok || st.family !== 'inet6') return;
     clear(tbody);
     st.expCountdowns = [];
     const list = res.body;
@@ -511,9 +577,11 @@
   // ---- live: poll /healthz and /status (If-None-Match), refresh on a new generation
 
   async function refreshAll(withPage) {
-    const gen = st.gen;
+    const gen = st.gen, fam = st.family;
     await Promise.all([loadSummary(), withPage === false ? null : loadPage(), loadExpiring()]);
+    if (fam !== st.family) return; // switched meanwhile
     document.documentElement.dataset.renderedGen = String(gen); // every view shows gen (tests wait on it)
+    document.documentElement.dataset.renderedFamily = fam;
   }
 
   function liveText() {
@@ -585,13 +653,11 @@
     try {
       const res = await fetchJSON('/status');
       if (res.status === 200) {
-        st.status = res.body;
-        st.statusAt = performance.now();
-        st.etag = res.headers.get('ETag');
-        st.gen = res.body.generation;
+        const fellBack = takeStatus(res);
+        st.gen = famGen(st.status);
         st.reachable = true;
         renderHeader();
-        await refreshAll(page);
+        await refreshAll(page || fellBack);
         sample();
       }
     } catch (e) { /* the poll reports it */ }
@@ -603,9 +669,35 @@
 
   function sample() {
     if (!st.status) return;
-    st.history.push({ t: Date.now(), routes: st.status.routes });
-    if (st.history.length > HISTORY_MAX) st.history.shift();
+    const t = Date.now();
+    for (const [fam, s] of [['inet6', st.status], ['inet', st.status.inet]]) {
+      if (!s) continue;
+      const h = st.history[fam];
+      h.push({ t: t, routes: s.routes });
+      if (h.length > HISTORY_MAX) h.shift();
+    }
     renderSpark();
+  }
+
+  // A /status body (200): keep it; IPv4 selected but no longer followed (rtsnapd restarted
+  // without --family all, or a link to an IPv4 view): back to IPv6 (true: the views must be
+  // read again).
+  function takeStatus(res) {
+    st.status = res.body;
+    st.statusAt = performance.now();
+    st.etag = res.headers.get('ETag');
+    if (st.family === 'inet' && !st.status.inet) {
+      st.family = 'inet6';
+      const p = new URLSearchParams(st.page.qs);
+      p.delete('family');
+      formFromFilter(p);
+      st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
+      if (location.hash.startsWith('#routes?')) history.replaceState(null, '', '#routes?' + p.toString());
+      st.gen = null; // refresh everything
+      if (st.stream) openStream();
+      return true;
+    }
+    return false;
   }
 
   function reschedulePoll(ms) {
@@ -623,11 +715,10 @@
       st.reachable = true;
       const res = await fetchJSON('/status', force || !st.etag ? {} : { 'If-None-Match': st.etag });
       if (res.status === 200) {
-        st.status = res.body;
-        st.statusAt = performance.now();
-        st.etag = res.headers.get('ETag');
-        const newGen = res.body.generation !== st.gen;
-        st.gen = res.body.generation;
+        takeStatus(res);
+        // the ETag names both families' generations: refresh when the one shown moved
+        const newGen = famGen(st.status) !== st.gen;
+        st.gen = famGen(st.status);
         renderHeader();
         if (newGen) await refreshAll();
       } else if (res.status !== 304) {
@@ -676,12 +767,9 @@
       pg.after = '';
       loadPage();
     });
-    $('detail-close').addEventListener('click', () => {
-      $('detail').hidden = true;
-      st.selected = null;
-      for (const tr of $('route-table').tBodies[0].rows) tr.classList.remove('selected');
-    });
+    $('detail-close').addEventListener('click', closeDetail);
     $('lookup-form').addEventListener('submit', lookup);
+    for (const r of document.querySelectorAll('#family input[name=family]')) r.addEventListener('change', onFamilySwitch);
     window.addEventListener('hashchange', () => {
       const p = hashFilter();
       if (p) startBrowse(p);
@@ -695,6 +783,7 @@
     const p = hashFilter() || filterFromForm();
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
+    st.family = p.get('family') === 'inet' ? 'inet' : 'inet6'; // the first /status may undo it
     await poll(); // first /status: renders everything (a new generation)
     // then follow the changes: a little later, so that whatever waits for the network to go
     // quiet before it looks at the page (--dump-dom with --virtual-time-budget, a crawler)

@@ -45,8 +45,8 @@ struct http_req {
 	const char *path;
 	int ep;		       /* enum http_ep, for per-endpoint counters */
 	struct snapshot *snap; /* acquired by the dispatcher; NULL when none published yet */
-	/* /routes?family=all: the IPv4 snapshot beside snap (the IPv6 one); a response made
-	 * with http_send_snapshot_segs() takes it over */
+	/* /routes?family=all, /metrics, /status: the IPv4 snapshot beside snap (the IPv6 one);
+	 * a response made with http_send_snapshot_segs() takes it over */
 	struct snapshot *snap2;
 	struct snapshot_chain *chain4;	     /* the IPv4 instance's chain, or NULL (not followed) */
 	const struct collector_stats *stats; /* the counters of the instance snap comes from */
@@ -76,6 +76,13 @@ enum MHD_Result http_send_buffer(struct http_req *rq, unsigned int status, const
 /* Queue r (taken over; NULL is a failure) with the common headers (ctype, ETag, ...). */
 enum MHD_Result http_send_response(struct http_req *rq, unsigned int status, const char *ctype,
 				   struct MHD_Response *r);
+/*
+ * The ETag of a response from rq->snap (and rq->snap2): the quoted generation, "\"G\"", or
+ * with rq->snap2 "\"G.G4\"" (the IPv6 generation, then the IPv4 one). Written into buf
+ * (at least HTTP_ETAG_MAX bytes); 0 when rq->snap is NULL (no ETag).
+ */
+#define HTTP_ETAG_MAX 48
+size_t http_etag(const struct http_req *rq, char *buf);
 /* Queue r (taken over; NULL is a failure) as it is, and count it. */
 enum MHD_Result http_queue(struct http_req *rq, unsigned int status, struct MHD_Response *r);
 /*

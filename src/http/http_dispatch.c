@@ -6,7 +6,8 @@
  *
  * A request takes a snapshot reference (snapshot_acquire) before its handler runs: of the IPv4
  * instance for /route and /proc/net/route, of the family /routes?family= names (both for
- * all), of the IPv6 instance otherwise; a response
+ * all), of the IPv6 instance otherwise (for /status, with IPv4 followed, of both: its body and
+ * its ETag name both generations, so that an IPv4 change is not a 304); a response
  * that points into the snapshot keeps that reference (http_reply.c), anything else is released
  * here when the handler returns.
  */
@@ -26,7 +27,7 @@ struct endpoint {
 	const char *path;
 	int ep; /* enum http_ep */
 	enum MHD_Result (*fn)(struct http_req *rq);
-	int etag; /* supports If-None-Match on the snapshot generation */
+	int etag; /* supports If-None-Match on the snapshot generation (2: both instances') */
 	int v4;	  /* served from the IPv4 instance */
 };
 
@@ -40,7 +41,7 @@ static const struct endpoint s_endpoints[] = {
 	{ "/routes/lookup", HTTP_EP_LOOKUP, http_ep_lookup, 0, 0 },
 	{ "/expiring", HTTP_EP_EXPIRING, http_ep_expiring, 0, 0 },
 	{ "/metrics", HTTP_EP_METRICS, http_ep_metrics, 0, 0 },
-	{ "/status", HTTP_EP_STATUS, http_ep_status, 1, 0 },
+	{ "/status", HTTP_EP_STATUS, http_ep_status, 2, 0 },
 	{ "/healthz", HTTP_EP_HEALTHZ, http_ep_healthz, 0, 0 },
 	{ "/", HTTP_EP_WEB, http_ep_web, 0, 0 },
 	{ "/events", HTTP_EP_EVENTS, http_ep_events, 0, 0 },
@@ -48,15 +49,11 @@ static const struct endpoint s_endpoints[] = {
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
-/* If-None-Match: "*", or a comma-separated list of (possibly weak) tags. */
-static int etag_matches(const char *inm, uint64_t gen)
+/* If-None-Match: "*", or a comma-separated list of (possibly weak) tags; tag is quoted. */
+static int etag_matches(const char *inm, const char *tag, size_t tl)
 {
-	char tag[32];
-	size_t tl;
-
-	if (!inm)
+	if (!inm || !tl)
 		return 0;
-	tl = (size_t)snprintf(tag, sizeof(tag), "\"%llu\"", (unsigned long long)gen);
 	for (const char *p = inm; *p;) {
 		while (*p == ' ' || *p == '\t' || *p == ',')
 			p++;
@@ -128,6 +125,7 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 	int refused_ep = HTTP_EP_OTHER;
 	unsigned int refused = 0;
 	enum MHD_Result res;
+	char tag[HTTP_ETAG_MAX];
 
 	(void)version;
 	rq.web = site->wc;
@@ -189,13 +187,14 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 		return http_send_error(&rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
 	rq.snap = snapshot_acquire(e->v4 ? site->chain4 : site->chain);
+	if (e->etag == 2 && site->chain4 && rq.snap)
+		rq.snap2 = snapshot_acquire(site->chain4);
 	rq.stats = site->stats;
 	rq.stats4 = site->stats4;
 	rq.now_ms = snapshot_now_ms();
-	if (e->etag && rq.snap &&
-	    etag_matches(
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
-		snapshot_generation(rq.snap))) {
+	if (e->etag && etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+								MHD_HTTP_HEADER_IF_NONE_MATCH),
+				    tag, http_etag(&rq, tag))) { /* 0 (no tag) without a snapshot */
 		struct MHD_Response *r =
 		    MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 

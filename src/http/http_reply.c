@@ -23,9 +23,25 @@
 
 /* ---- responses ---- */
 
+size_t http_etag(const struct http_req *rq, char *buf)
+{
+	int n;
+
+	if (!rq->snap)
+		return 0;
+	if (rq->snap2)
+		n = snprintf(buf, HTTP_ETAG_MAX, "\"%llu.%llu\"",
+			     (unsigned long long)snapshot_generation(rq->snap),
+			     (unsigned long long)snapshot_generation(rq->snap2));
+	else
+		n = snprintf(buf, HTTP_ETAG_MAX, "\"%llu\"",
+			     (unsigned long long)snapshot_generation(rq->snap));
+	return n > 0 ? (size_t)n : 0;
+}
+
 void http_add_common_headers(struct MHD_Response *r, const struct http_req *rq, const char *ctype)
 {
-	char etag[32];
+	char etag[HTTP_ETAG_MAX];
 
 	if (ctype)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
@@ -34,11 +50,8 @@ void http_add_common_headers(struct MHD_Response *r, const struct http_req *rq, 
 		MHD_add_response_header(r, h[0], h[1]);
 	for (const char *const *h = rq->site_headers; h && h[0] && h[1]; h += 2)
 		MHD_add_response_header(r, h[0], h[1]);
-	if (rq->snap) {
-		snprintf(etag, sizeof(etag), "\"%llu\"",
-			 (unsigned long long)snapshot_generation(rq->snap));
+	if (http_etag(rq, etag))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
-	}
 }
 
 enum MHD_Result http_queue(struct http_req *rq, unsigned int status, struct MHD_Response *r)

@@ -98,7 +98,8 @@ static void status_faults(const struct collector_stats *st, json_t *o, int64_t n
 
 /*
  * The IPv6 instance at the top level (as before there was another), web_config, then with
- * --family all the IPv4 instance's own as "inet": its snapshot, counters and faults.
+ * --family all the IPv4 instance's own as "inet": its snapshot (rq->snap2, the one the ETag
+ * "G.G4" names), counters and faults.
  */
 enum MHD_Result http_ep_status(struct http_req *rq)
 {
@@ -131,13 +132,11 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 			      (json_int_t)as.queued));
 	}
 	status_faults(rq->stats, o, rq->now_ms);
-	if (rq->chain4 && rq->stats4) {
-		struct snapshot *s4 = snapshot_acquire(rq->chain4);
+	if (rq->chain4 && rq->stats4) { /* rq->snap2: the dispatcher took it for the ETag */
 		json_t *o4 = json_object();
 
-		status_snapshot(s4, rq->stats4, o4, rq->now_ms);
+		status_snapshot(rq->snap2, rq->stats4, o4, rq->now_ms);
 		status_faults(rq->stats4, o4, rq->now_ms);
-		snapshot_release(s4);
 		json_object_set_new(o, "inet", o4);
 	}
 	body = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

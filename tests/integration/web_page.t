@@ -4,8 +4,9 @@
 # table summary and protocol chart counts, a filter typed into the route browser, paging
 # with the X-Next-After cursor, a route's full JSON, the lookup box, the expiring list and
 # its countdown, routes added after the page loaded (shown without a reload, from the change
-# stream /events, which the page follows with the route browser's filter), the stale
-# banner, hostile table/device/protocol names shown as text, and without JavaScript the
+# stream /events, which the page follows with the route browser's filter), the family
+# switch (IPv4 view = ip -4, its refresh on IPv4 changes only; none on an IPv6-only daemon), the
+# stale banner, hostile table/device/protocol names shown as text, and without JavaScript the
 # links to the raw views. Over plain HTTP: content types, CSP, no inline script or style,
 # gzip bodies equal to the plain ones, ETag/304. Screenshots of each view: build/web-*.png.
 #
@@ -111,6 +112,12 @@ tap_is "$(code "$RTSNAP_URL/?x=1")" 400 "a query parameter on / is 400"
 tap_is "$(http_get "$NS" /web/about.json | jq -r .netns)" "$NS" "/web/about.json names the namespace"
 setag=$(hdr /status ETag)
 tap_is "$(code -H "If-None-Match: $setag" "$RTSNAP_URL/status")" 304 "/status: If-None-Match with the generation is 304"
+tap_is "$setag" "$(http_get "$NS" /status | jq -r '"\"\(.generation).\(.inet.generation)\""')" \
+	"/status with --family all: the ETag names both generations, IPv6.IPv4"
+g4=$(http_get "$NS" /status | jq .inet.generation)
+ip -n "$NS" -4 route add 10.60.0.0/16 via 10.1.0.2
+wait_until 5 sh -c "[ \$(ip netns exec $NS curl -sg '$RTSNAP_URL/status' | jq .inet.generation) -gt $g4 ]"
+tap_is "$(code -H "If-None-Match: $setag" "$RTSNAP_URL/status")" 200 "/status: after an IPv4 change the old ETag ($setag) is a 200"
 
 # ---------------------------------------------------------------- without JavaScript
 
@@ -314,6 +321,97 @@ tap_is "$(cdp_eval 'window.__noReload')" 1 "without a reload (same document)"
 tap_ok "$([ "$(cdp_eval 'Number(document.getElementById("c-spark-text").textContent.match(/\((\d+) samples\)/)[1])')" -ge 2 ]; echo $?)" \
 	"the sparkline has a history of samples"
 
+# ---------------------------------------------------------------- IPv4 (--family all)
+
+# the family switch: IPv4 from /routes?family=inet, /status's inet, /metrics' family="inet"
+kj4() { ip netns exec "$NS" ip -j -4 route show table all | jq -r "$@"; }
+row_fmt4=${row_fmt%'(.metric | tostring)] | join("|")'}'(.metric // 0 | tostring)] | join("|")' # ip -j -4 omits metric 0
+tap_is "$(cdp_eval 'document.getElementById("family").hidden')" false "--family all: the page offers the family switch"
+cdp_eval 'document.getElementById("filter-clear").click(), true' >/dev/null
+page_is "Page 1: 100 routes"
+n4=$(kj4 length)
+cdp_eval 'document.querySelector("#family input[value=inet]").click(), true' >/dev/null
+cdp_wait 'document.documentElement.dataset.renderedFamily === "inet"' 10 &&
+	page_is "Page 1: $n4 route"
+tap_ok $? "IPv4 selected: the route browser shows the IPv4 routes ($(cdp_eval 'document.getElementById("routes-state").textContent'))"
+kj4 "$row_fmt4" >"$RTSNAP_TMP/k.v4"
+dom_routes >"$RTSNAP_TMP/d.v4"
+tap_diff_ne "$RTSNAP_TMP/k.v4" "$RTSNAP_TMP/d.v4" "IPv4: the route list equals ip -j -4 route show table all, in order"
+tap_ok "$(cdp_eval 'location.hash' | jq -r . | grep -q '^#routes?family=inet&'; echo $?)" "the family is kept in the URL ($(cdp_eval 'location.hash'))"
+tap_is "$(cdp_eval 'document.getElementById("f-gen").textContent' | jq -r .)" "$(http_get "$NS" /status | jq .inet.generation)" \
+	"IPv4: header generation = /status inet.generation"
+kj4 'group_by(.table // "main") | map([(.[0].table // "main"), length, 0, 0] | join("|")) | .[]' | sort >"$RTSNAP_TMP/k.tables4"
+cdp_wait "document.querySelectorAll('#table-summary tbody tr').length === $(kj4 'map(.table // "main") | unique | length')" 5
+dom_rows '#table-summary tbody tr' | awk -F'|' '$3 != "0" { print $2 "|" $3 "|" $4 "|" $5 }' | sort >"$RTSNAP_TMP/d.tables4"
+tap_diff_ne "$RTSNAP_TMP/k.tables4" "$RTSNAP_TMP/d.tables4" "IPv4: table summary (name|routes|multipath|expiring) equals ip -4's counts"
+kj4 'group_by(.protocol // "boot") | map("\(.[0].protocol // "boot"): \(length)") | .[]' | sort >"$RTSNAP_TMP/k.protos4"
+cdp_eval '[...document.querySelectorAll("#chart-protocols title")].map((t) => t.textContent)' | jq -r '.[]' | sort >"$RTSNAP_TMP/d.protos4"
+tap_diff_ne "$RTSNAP_TMP/k.protos4" "$RTSNAP_TMP/d.protos4" "IPv4: protocol chart equals ip -4's routes per protocol"
+tap_is "$(cdp_eval '[document.getElementById("tables-cmd").textContent, document.getElementById("expiring-state").textContent]' | jq -r 'join(" / ")')" \
+	"ip -4 route show table all / IPv4 routes have no lifetime." "IPv4: the table caption names ip -4; no expiring list"
+cdp_screenshot "$SHOTS/web-ipv4.png"
+
+# an IPv4 route added while the page is open appears (the stream of the IPv4 instance)
+cdp_type '#filter input[name=prefix]' 10.77.0.0/16
+cdp_key Enter
+page_is "No route matches."
+cdp_wait 'document.documentElement.dataset.stream === "open"' 10
+ip -n "$NS" -4 route add 10.77.1.0/24 via 10.1.0.2 proto static
+page_is "Page 1: 1 route"
+tap_ok $? "IPv4: a route added after load appears in the open route browser"
+ip netns exec "$NS" ip -j -4 route show table all root 10.77.0.0/16 | jq -r "$row_fmt4" >"$RTSNAP_TMP/k.live4"
+dom_routes >"$RTSNAP_TMP/d.live4"
+tap_diff_ne "$RTSNAP_TMP/k.live4" "$RTSNAP_TMP/d.live4" "IPv4: it is what ip -4 shows"
+gen4=$(http_get "$NS" /status | jq .inet.generation)
+tap_ok "$(cdp_wait "Number(document.documentElement.dataset.renderedGen) === $gen4 && document.getElementById('f-gen').textContent === '$gen4'" 10; echo $?)" \
+	"IPv4: the views and the header show the new IPv4 generation ($gen4)"
+# an IPv6-only change: the page reads /status (its ETag names both generations, so it is not
+# a 304), sees the IPv4 generation unchanged and reloads nothing
+cdp_eval 'performance.clearResourceTimings(), document.querySelector("#route-table tbody tr").__mark = 1, true' >/dev/null
+gen6=$(http_get "$NS" /status | jq .generation)
+ip -n "$NS" -6 route add 2001:db8:99::/64 via 2001:db8:1::2
+wait_until 5 sh -c "[ \$(ip netns exec $NS curl -sg '$RTSNAP_URL/status' | jq .generation) -gt $gen6 ]"
+cdp_wait 'performance.getEntriesByType("resource").some((e) => new URL(e.name).pathname === "/status" && e.responseEnd > 0)' 15
+tap_ok $? "after an IPv6 change the page reads /status again"
+sleep 0.5
+tap_is "$(cdp_eval 'performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname === "/status").map((e) => e.responseStatus).join(" ")' | jq -r .)" \
+	200 "... and /status answered 200, not 304: the IPv6 generation moved"
+tap_is "$(cdp_eval '[...new Set(performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname))].sort().join(" ")' | jq -r .)" \
+	"/healthz /status" "IPv4 view, IPv6-only change: no /routes, /metrics or /expiring read again"
+tap_is "$(cdp_eval 'document.querySelector("#route-table tbody tr").__mark === 1 && document.getElementById("f-gen").textContent')" "\"$gen4\"" \
+	"the IPv4 rows were not redrawn; the header still shows IPv4 generation $gen4"
+
+# polling (the first seconds, before the stream opens): an IPv4 change makes /status a 200
+# (If-None-Match no longer matches), and the page reads the IPv4 view again
+cdp_nav about:blank
+cdp_nav "$RTSNAP_URL/#routes?family=inet&prefix=10.78.0.0/16&limit=100" &&
+	cdp_wait 'document.documentElement.dataset.ready === "1" && document.documentElement.dataset.renderedFamily === "inet"' 20
+ip -n "$NS" -4 route add 10.78.1.0/24 via 10.1.0.2
+tap_is "$(cdp_eval 'new Promise((ok) => { let n = 0; const f = () => {
+	if (document.getElementById("routes-state").textContent.startsWith("Page 1: 1 route")) ok(document.documentElement.dataset.stream);
+	else if (n++ > 100) ok("not shown"); else setTimeout(f, 50); }; f(); })' | jq -r .)" polling \
+	"IPv4 view while polling /status: an IPv4 route added appears before the stream opens"
+
+# a link reopens the same view
+cdp_nav about:blank
+cdp_nav "$RTSNAP_URL/#routes?family=inet&table=local&limit=100" &&
+	cdp_wait 'document.documentElement.dataset.ready === "1" && document.documentElement.dataset.renderedFamily === "inet"' 20
+tap_ok $? "a link with #routes?family=inet opens the IPv4 view"
+page_is "Page 1: $(kj4 'map(select(.table == "local")) | length') route"
+ip netns exec "$NS" ip -j -4 route show table local | jq -r "$row_fmt4" | sed 's/|main|/|local|/' >"$RTSNAP_TMP/k.local4"
+dom_routes >"$RTSNAP_TMP/d.local4"
+tap_diff_ne "$RTSNAP_TMP/k.local4" "$RTSNAP_TMP/d.local4" "its rows equal ip -4 route show table local"
+tap_is "$(cdp_eval 'document.querySelector("#family input[value=inet]").checked')" true "the switch says IPv4"
+# and back to IPv6
+cdp_eval 'document.querySelector("#family input[value=inet6]").click(), true' >/dev/null
+cdp_wait 'document.documentElement.dataset.renderedFamily === "inet6"' 10
+tap_ok $? "IPv6 selected again"
+tap_is "$(cdp_eval '[location.hash, document.getElementById("f-gen").textContent, document.getElementById("tables-cmd").textContent]' | jq -r 'join(" ")')" \
+	"#routes?table=local&limit=100 $(http_get "$NS" /status | jq .generation) ip -6 route show table all" \
+	"IPv6 again: no family in the URL, the IPv6 generation, ip -6"
+page_is "Page 1: $(kj 'map(select(.table == "local")) | length') route"
+tap_ok $? "IPv6 again: the route browser lists the IPv6 local table"
+
 # the stale banner: a second daemon in the namespace whose collections fail after the first
 ip netns exec "$NS" env RTSNAP_TEST_FAIL_AFTER=1 "$RTSNAPD" --listen '[::1]:9817' --interval 30 \
 	>"$RTSNAP_TMP/stale.log" 2>&1 </dev/null &
@@ -326,6 +424,13 @@ cdp_nav 'http://[::1]:9817/' && cdp_wait 'document.documentElement.dataset.ready
 cdp_wait 'document.getElementById("banner").dataset.stale === "1" && !document.getElementById("banner").hidden' 10
 tap_ok $? "a stale daemon: the page shows the stale banner"
 tap_ok "$(cdp_eval 'document.getElementById("banner").textContent' | grep -q 'STALE'; echo $?)" "the banner says STALE in words"
+tap_is "$(cdp_eval 'document.getElementById("family").hidden')" true "an IPv6-only daemon: no family switch"
+cdp_nav about:blank
+cdp_nav 'http://[::1]:9817/#routes?family=inet' && cdp_wait 'document.documentElement.dataset.ready === "1"' 20
+cdp_wait "document.getElementById('routes-state').textContent.startsWith('Page 1:')" 10
+tap_ok $? "an IPv6-only daemon, a link to the IPv4 view: the IPv6 routes ($(cdp_eval 'document.getElementById("routes-state").textContent'))"
+tap_is "$(cdp_eval '[location.hash, document.documentElement.dataset.renderedFamily]' | jq -r 'join(" ")')" "#routes? inet6" \
+	"... and the URL no longer asks for IPv4"
 cdp_screenshot "$SHOTS/web-stale.png" 'header'
 
 cdp_stop
