@@ -11,7 +11,7 @@
 # (Last-Event-ID) or 400 (since=), JSON errors. A stream beyond --max-streams evicts a
 # family=all stream (a resync per family). Single-family streams keep their format. Without
 # --family all, family=all is 404 as on /routes. Bounded in time; traffic stays inside the
-# namespace.
+# namespace. Run it on the sanitizer build with RTSNAPD=build/asan/rtsnapd.
 . "$(dirname "$0")/../lib/common.sh"
 require_root
 require_cmd ip curl jq python3
@@ -190,6 +190,8 @@ tap_is "$(jq -s -c '[.[] | select(.type == "resync") | [.data.family, .data.reas
 tap_is "$(jq -s -c '[.[] | select(.type == "end")] | length' "$T/f8")" 1 "... which then ends"
 daemon_stop "$NS"
 tap_ok $? "rtsnapd exits cleanly"
+tap_cmd "no sanitizer report in its log (RTSNAPD=build/asan/rtsnapd)" \
+	sh -c "! grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' '$(daemon_log "$NS")'"
 
 # without --family all: family=all is 404, as on /routes
 ns_new N6
