@@ -8,18 +8,21 @@
  *   - cursor: the last generation it handed to libmicrohttpd; its queue is the history after
  *     that, which it does not copy: the bytes are the history's, shared by every unfiltered
  *     stream (a filtered one renders the event it is sending into its own buffer, one at a
- *     time).
+ *     time). A family=all stream has a cursor in each of the two histories, its id is the
+ *     pair ("4.G4-6.G6"), and it renders each event (which names its family) likewise.
  *   - suspended: the reader callback found nothing to send and suspended the connection
  *     (MHD_suspend_connection from the content reader, as libmicrohttpd allows).
  * Threads:
  *   - HTTP workers create a stream (http_ep_events), call its reader and free it (the
  *     response's free callback). The reader takes the next change with events_next() from
- *     its family's history (family=inet: the IPv4 instance's), never waits, and suspends its
- *     connection when there is nothing to send.
+ *     its family's history (family=inet: the IPv4 instance's; family=all: of both, the one
+ *     recorded first), never waits, and suspends its connection when there is nothing to
+ *     send.
  *   - The fan-out thread (one) wakes when the collector recorded a change (eventfd) and at
  *     least once a second. Under s_lock it walks the streams: a suspended one with something
  *     to send (a new change, a heartbeat due, an end) is resumed; one more than
- *     --stream-queue bytes behind the newest event, or behind the oldest the history keeps,
+ *     --stream-queue bytes behind the newest event (family=all: in both histories together),
+ *     or behind the oldest a history keeps,
  *     is told to resync and ends, and if it did not take that notice within a second (a
  *     client that stopped reading: its socket is full) its socket is shut down, as
  *     http_pin.c does for slow responses (the fd cannot have been reused: the free callback
