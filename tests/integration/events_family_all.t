@@ -9,7 +9,8 @@
 # /changes?family=all gives each family's net change. A cursor older than the history is a
 # resync event of that family on a stream and 410 on /changes; a malformed one a resync
 # (Last-Event-ID) or 400 (since=), JSON errors. A stream beyond --max-streams evicts a
-# family=all stream (a resync per family). Single-family streams keep their format. Without
+# family=all stream (a resync per family); one that stops reading is dropped once its lag in
+# both histories together passes --stream-queue. Single-family streams keep their format. Without
 # --family all, family=all is 404 as on /routes. Bounded in time; traffic stays inside the
 # namespace. Run it on the sanitizer build with RTSNAPD=build/asan/rtsnapd.
 . "$(dirname "$0")/../lib/common.sh"
@@ -191,6 +192,33 @@ tap_is "$(jq -s -c '[.[] | select(.type == "end")] | length' "$T/f8")" 1 "... wh
 daemon_stop "$NS"
 tap_ok $? "rtsnapd exits cleanly"
 tap_cmd "no sanitizer report in its log (RTSNAPD=build/asan/rtsnapd)" \
+	sh -c "! grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' '$(daemon_log "$NS")'"
+
+# --stream-queue counts the lag in both histories: a family=all stream that stopped reading
+# is dropped under IPv4 churn alone
+daemon_start "$NS" --interval 0 --family all --stream-queue 64k || tap_bail "rtsnapd did not start"
+metric() { http_get "$NS" /metrics | awk -v m="$1" '$1 == m { print $2 }'; }
+ip netns exec "$NS" python3 "$SSE" stall "$RTSNAP_URL/events?family=all" 20 &
+S=$!
+bg_register $S
+wait_true 5 'test "$(metric rtsnap_event_streams)" = 1'
+end=$((SECONDS + 15))
+k=0
+while [ $SECONDS -lt $end ] && [ "$(metric 'rtsnap_event_streams_dropped_total{reason="slow"}')" = 0 ]; do
+	k=$((k + 1))
+	{
+		for j in $(seq 0 39); do echo "route add 10.8$((k % 2)).$j.0/24 via 10.0.0.2"; done
+		for j in $(seq 0 39); do echo "route del 10.8$(((k + 1) % 2)).$j.0/24"; done
+	} | ip -4 -n "$NS" -force -batch - 2>/dev/null
+	sleep 0.05
+done
+tap_is "$(metric 'rtsnap_event_streams_dropped_total{reason="slow"}')" 1 \
+	"a stalled family=all stream is dropped as slow under IPv4 churn ($k batches)"
+tap_ok "$(wait_true 5 'test "$(metric rtsnap_event_streams)" = 0'; echo $?)" "its slot is free"
+kill $S 2>/dev/null
+daemon_stop "$NS"
+tap_ok $? "rtsnapd exits cleanly"
+tap_cmd "no sanitizer report in its log" \
 	sh -c "! grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' '$(daemon_log "$NS")'"
 
 # without --family all: family=all is 404, as on /routes
