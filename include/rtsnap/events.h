@@ -105,7 +105,10 @@ struct events_change {
 	 * routes' from the previous snapshot, then the added routes'), for dev= */
 	struct route_link *links;
 	uint32_t nlinks_old, nlinks_new;
-	uint64_t cum;	/* bytes of every event text up to and including this one */
+	uint64_t cum; /* bytes of every event text up to and including this one */
+	/* CLOCK_MONOTONIC ns when it was appended: orders the changes of two histories
+	 * (family=all) */
+	uint64_t recorded_ns;
 	size_t bytes;	/* memory held */
 	double diff_s;	/* time spent recording it */
 	size_t visited; /* records the diff compared */
@@ -142,6 +145,18 @@ void events_render(const struct events_change *c, const struct query *q, struct 
 void events_render_resync(uint64_t gen, const char *reason, struct strbuf *sb);
 
 /*
+ * Any thread. Append c's event as a stream of both families (family=all) sends it: the
+ * fields of events_render() after "family":family, the id line id (the stream's cursor
+ * after c) instead of the generation; a resync names its family too and has no id. q as
+ * for events_render(); none: a filter of the other family (an address), no route matches.
+ */
+void events_render_family(const struct events_change *c, const struct query *q, int none,
+			  const char *family, const char *id, struct strbuf *sb);
+/* Any thread. A resync event of one family of a family=all stream. */
+void events_render_resync_family(uint64_t gen, const char *family, const char *reason,
+				 struct strbuf *sb);
+
+/*
  * Any thread. The routes changed from generation since to the newest one, as one JSON
  * document {"generation","previous","taken_at","added","removed"} (routes removed and added
  * again in between cancel out), filtered by q (NULL: all). Returns 0 with *gen the newest
@@ -150,6 +165,11 @@ void events_render_resync(uint64_t gen, const char *reason, struct strbuf *sb);
  */
 int events_changes(struct events_history *eh, uint64_t since, const struct query *q,
 		   struct strbuf *sb, uint64_t *gen) __attribute__((warn_unused_result));
+/* The same with "family":family first and no newline at the end when family is not NULL
+ * (one member of a family=all answer); none: no route matches (as events_render_family()). */
+int events_changes_family(struct events_history *eh, uint64_t since, const struct query *q,
+			  int none, const char *family, struct strbuf *sb, uint64_t *gen)
+    __attribute__((warn_unused_result));
 
 /* Any thread: counters for /metrics. */
 struct events_stats {

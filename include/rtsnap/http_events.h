@@ -27,7 +27,8 @@ struct http_events_opts {
 	size_t queue_bytes;		/* a stream further behind the newest event is dropped */
 	unsigned int heartbeat_s;	/* a comment after this long without anything to send */
 	struct events_history *history; /* what the streams and /changes read; the caller's */
-	/* the IPv4 instance's (--family all), read with family=inet; NULL: not followed */
+	/* the IPv4 instance's (--family all), read with family=inet and all; NULL: not
+	 * followed */
 	struct events_history *history4;
 	unsigned int max_streams; /* per listener: a new one beyond evicts the oldest; 0: none */
 };

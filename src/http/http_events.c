@@ -8,18 +8,21 @@
  *   - cursor: the last generation it handed to libmicrohttpd; its queue is the history after
  *     that, which it does not copy: the bytes are the history's, shared by every unfiltered
  *     stream (a filtered one renders the event it is sending into its own buffer, one at a
- *     time).
+ *     time). A family=all stream has a cursor in each of the two histories, its id is the
+ *     pair ("4.G4-6.G6"), and it renders each event (which names its family) likewise.
  *   - suspended: the reader callback found nothing to send and suspended the connection
  *     (MHD_suspend_connection from the content reader, as libmicrohttpd allows).
  * Threads:
  *   - HTTP workers create a stream (http_ep_events), call its reader and free it (the
  *     response's free callback). The reader takes the next change with events_next() from
- *     its family's history (family=inet: the IPv4 instance's), never waits, and suspends its
- *     connection when there is nothing to send.
+ *     its family's history (family=inet: the IPv4 instance's; family=all: of both, the one
+ *     recorded first), never waits, and suspends its connection when there is nothing to
+ *     send.
  *   - The fan-out thread (one) wakes when the collector recorded a change (eventfd) and at
  *     least once a second. Under s_lock it walks the streams: a suspended one with something
  *     to send (a new change, a heartbeat due, an end) is resumed; one more than
- *     --stream-queue bytes behind the newest event, or behind the oldest the history keeps,
+ *     --stream-queue bytes behind the newest event (family=all: in both histories together),
+ *     or behind the oldest a history keeps,
  *     is told to resync and ends, and if it did not take that notice within a second (a
  *     client that stopped reading: its socket is full) its socket is shut down, as
  *     http_pin.c does for slow responses (the fd cannot have been reused: the free callback
@@ -71,14 +74,28 @@ struct stream {
 	/* under lock */
 	int suspended, ending, error, drop, closing, shut, hb;
 	int64_t last_ms, drop_ms;
-	uint64_t cursor, cum;
+	/*
+	 * The histories it reads: one (its family's), or with family=all two, [0] the IPv4
+	 * instance's and [1] the IPv6 one's, merged. Per history: the last generation handed
+	 * out, the cum of that change, the filter, and none when a filter names an address of
+	 * the other family (no route of this one matches it).
+	 */
+	unsigned int nfam;
+	struct events_history *hist[2];
+	uint64_t cursor[2], cum[2];
+	struct query q[2];
+	int none[2];
 	struct events_change *cur; /* held while its text is handed out */
 	const char *out;
 	size_t out_len, out_off;
-	struct strbuf buf; /* the start, a filtered event, a notice */
-	struct query q;
-	struct events_history *hist; /* the history it reads: its family's */
+	struct strbuf buf; /* the start, a filtered or merged event, a notice */
 };
+
+/* family=all: the names of the two histories, as a stream's hist[] holds them */
+static const char *const s_fam[2] = { "inet", "inet6" };
+
+/* A family=all cursor: "4." the IPv4 generation "-6." the IPv6 one. */
+#define CURSOR_LEN 48
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream s_list = { .prev = &s_list, .next = &s_list };
@@ -121,31 +138,96 @@ static void out_buf(struct stream *st)
 	st->out_off = 0;
 }
 
-static void notice(struct stream *st, uint64_t gen, enum resync_reason why)
+static void cursor_id(const uint64_t g[2], char *buf, size_t len)
 {
-	out_done(st);
-	events_render_resync(gen, s_reason[why], &st->buf);
-	out_buf(st);
+	snprintf(buf, len, "4.%llu-6.%llu", (unsigned long long)g[0], (unsigned long long)g[1]);
+}
+
+/* Append a resync event for history i of st (its family named on a family=all stream). */
+static void notice_add(struct stream *st, unsigned int i, uint64_t gen, enum resync_reason why)
+{
+	if (st->nfam == 2)
+		events_render_resync_family(gen, s_fam[i], s_reason[why], &st->buf);
+	else
+		events_render_resync(gen, s_reason[why], &st->buf);
 	__atomic_add_fetch(&s_st.resyncs[why], 1, __ATOMIC_RELAXED);
 }
 
-/* Hand out change c (a reference the stream takes over). */
-static void take(struct stream *st, struct events_change *c)
+static void notice(struct stream *st, unsigned int i, uint64_t gen, enum resync_reason why)
 {
-	st->cursor = c->generation;
-	st->cum = c->cum;
+	out_done(st);
+	notice_add(st, i, gen, why);
+	out_buf(st);
+}
+
+/* Hand out change c of history i (a reference the stream takes over). */
+static void take(struct stream *st, unsigned int i, struct events_change *c)
+{
+	char id[CURSOR_LEN];
+
+	st->cursor[i] = c->generation;
+	st->cum[i] = c->cum;
 	if (c->kind == EVENTS_RESYNC)
 		__atomic_add_fetch(&s_st.resyncs[RS_CHANGE], 1, __ATOMIC_RELAXED);
-	if (c->kind == EVENTS_RESYNC || !st->q.set) {
+	if (st->nfam == 2) { /* its id is the cursor, its data names the family: a copy */
+		cursor_id(st->cursor, id, sizeof(id));
+		events_render_family(c, &st->q[i], st->none[i], s_fam[i], id, &st->buf);
+		events_put(c);
+		out_buf(st);
+		return;
+	}
+	if (c->kind == EVENTS_RESYNC || !st->q[0].set) {
 		st->cur = c; /* the history's own bytes */
 		st->out = c->text;
 		st->out_len = c->len;
 		st->out_off = 0;
 		return;
 	}
-	events_render(c, &st->q, &st->buf);
+	events_render(c, &st->q[0], &st->buf);
 	events_put(c);
 	out_buf(st);
+}
+
+/*
+ * The next change st hands out: 0 with it in *out (a reference) and its history's index in
+ * *fi; 1 when a history moved past st's cursor (a resync notice is queued and the stream goes
+ * on from that history's newest change); -EAGAIN when there is nothing new. Of two histories
+ * the change recorded first goes first (the IPv4 one on a tie), so a family=all stream
+ * follows the order in which the collectors recorded their changes.
+ */
+static int next_change(struct stream *st, unsigned int *fi, struct events_change **out)
+{
+	struct events_change *c[2] = { NULL, NULL };
+	struct events_window w;
+	unsigned int best = 2;
+
+	for (unsigned int i = 0; i < st->nfam; i++) {
+		switch (events_next(st->hist[i], st->cursor[i], &c[i])) {
+		case 0:
+			if (best == 2 || c[i]->recorded_ns < c[best]->recorded_ns)
+				best = i;
+			break;
+		case -ERANGE: /* the history moved past it: start again from the newest */
+			for (unsigned int k = 0; k < i; k++)
+				events_put(c[k]);
+			events_window(st->hist[i], &w);
+			notice(st, i, w.head, RS_HISTORY);
+			st->cursor[i] = w.head;
+			st->cum[i] = w.cum_head;
+			return 1;
+		default:
+			c[i] = NULL;
+			break;
+		}
+	}
+	if (best == 2)
+		return -EAGAIN;
+	for (unsigned int i = 0; i < st->nfam; i++)
+		if (i != best)
+			events_put(c[i]);
+	*fi = best;
+	*out = c[best];
+	return 0;
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -153,6 +235,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	struct stream *st = cls;
 	struct events_change *c;
 	struct events_window w;
+	unsigned int fi;
 	size_t n = 0;
 	int end = 0;
 
@@ -183,21 +266,21 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			st->ending = 1;
 			continue;
 		}
-		if (st->drop) {
-			events_window(st->hist, &w);
-			notice(st, w.head, st->evicted ? RS_EVICTED : RS_SLOW);
+		if (st->drop) { /* a notice per history: each family is to be re-read */
+			out_done(st);
+			for (unsigned int i = 0; i < st->nfam; i++) {
+				events_window(st->hist[i], &w);
+				notice_add(st, i, w.head, st->evicted ? RS_EVICTED : RS_SLOW);
+			}
+			out_buf(st);
 			st->ending = 1;
 			continue;
 		}
-		switch (events_next(st->hist, st->cursor, &c)) {
+		switch (next_change(st, &fi, &c)) {
 		case 0:
-			take(st, c);
+			take(st, fi, c);
 			continue;
-		case -ERANGE: /* the history moved past it: start again from the newest */
-			events_window(st->hist, &w);
-			notice(st, w.head, RS_HISTORY);
-			st->cursor = w.head;
-			st->cum = w.cum_head;
+		case 1:
 			continue;
 		default:
 			break;
@@ -318,29 +401,35 @@ static void sweep(int64_t now)
 		events_window(s_hist4, &w4);
 	pthread_mutex_lock(&s_lock);
 	for (struct stream *st = s_list.next; st != &s_list; st = st->next) {
-		const struct events_window w = st->hist == s_hist ? w6 : w4;
+		uint64_t lag = 0;
+		int behind = 0, pending = 0;
 
 		pthread_mutex_lock(&st->lock);
-		if (!st->drop && !st->ending &&
-		    (w.cum_head - st->cum > s_queue || st->cursor < w.base)) {
+		/* a family=all stream's queue is what it lags behind in both histories */
+		for (unsigned int i = 0; i < st->nfam; i++) {
+			const struct events_window *w = st->hist[i] == s_hist ? &w6 : &w4;
+
+			lag += w->cum_head - st->cum[i];
+			behind |= st->cursor[i] < w->base;
+			pending |= st->cursor[i] < w->head;
+		}
+		if (!st->drop && !st->ending && (lag > s_queue || behind)) {
 			st->drop = 1; /* fell behind: a notice, then the end */
 			st->drop_ms = now;
 			__atomic_add_fetch(&s_st.dropped, 1, __ATOMIC_RELAXED);
-			log_debug("/events: a stream at generation %llu is %llu bytes behind "
-				  "generation %llu: dropped",
-				  (unsigned long long)st->cursor,
-				  (unsigned long long)(w.cum_head - st->cum),
-				  (unsigned long long)w.head);
+			log_debug("/events: a stream at generation %llu is %llu bytes behind: "
+				  "dropped",
+				  (unsigned long long)st->cursor[st->nfam - 1],
+				  (unsigned long long)lag);
 		}
 		if (st->drop && !st->shut && now - st->drop_ms >= DROP_GRACE_MS && st->fd >= 0) {
 			shutdown(st->fd, SHUT_RDWR); /* it stopped reading */
 			st->shut = 1;
 		}
 		if (st->suspended) {
-			if (!st->drop && !st->closing && st->cursor >= w.head &&
-			    now - st->last_ms >= s_hb_ms)
+			if (!st->drop && !st->closing && !pending && now - st->last_ms >= s_hb_ms)
 				st->hb = 1;
-			if (st->drop || st->closing || st->hb || st->cursor < w.head)
+			if (st->drop || st->closing || st->hb || pending)
 				resume_locked(st);
 		}
 		pthread_mutex_unlock(&st->lock);
@@ -509,46 +598,118 @@ static int parse_gen(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A family=all cursor, "4.G4-6.G6" (cursor_id()), into g[0] (IPv4) and g[1]. 0 or -EINVAL. */
+static int parse_cursor(const char *s, uint64_t g[2])
+{
+	char g4[24];
+	const char *dash;
+	size_t n;
+
+	if (strncmp(s, "4.", 2) != 0)
+		return -EINVAL;
+	dash = strchr(s, '-');
+	if (!dash || strncmp(dash, "-6.", 3) != 0)
+		return -EINVAL;
+	n = (size_t)(dash - s - 2);
+	if (n >= sizeof(g4))
+		return -EINVAL;
+	memcpy(g4, s + 2, n);
+	g4[n] = '\0';
+	if (parse_gen(g4, &g[0]) || parse_gen(dash + 3, &g[1]))
+		return -EINVAL;
+	return 0;
+}
+
+/* What a request reads: its family's history, or with family=all both. */
+struct ev_args {
+	unsigned int nfam;		/* 1, or 2 (family=all: [0] IPv4, [1] IPv6) */
+	struct events_history *hist[2]; /* as struct stream's */
+	const struct snapshot *snap[2]; /* each history's instance's current snapshot */
+	struct query q[2];
+	int none[2];
+	const char *since;
+};
+
 /*
- * family= of rq: the history to read (*hist), with rq->snap the snapshot of its instance
- * (the IPv4 one's for family=inet, whose filters then take IPv4 addresses). 1 to go on, 0
- * with an error queued in *res.
+ * family= of rq: the histories to read (a->hist, a->nfam), with rq->snap the snapshot of
+ * the instance (the IPv4 one's for family=inet, whose filters then take IPv4 addresses) and,
+ * for family=all, rq->snap2 the IPv4 one's. 1 to go on, 0 with an error queued in *res.
  */
-static int parse_family(struct http_req *rq, struct events_history **hist, enum MHD_Result *res)
+static int parse_family(struct http_req *rq, struct ev_args *a, enum MHD_Result *res)
 {
 	const char *fam = http_arg(rq, "family");
+	int all;
 
-	*hist = s_hist;
+	a->nfam = 1;
+	a->hist[0] = s_hist;
 	if (!fam || !strcmp(fam, "inet6"))
 		return 1;
-	if (!strcmp(fam, "all")) {
-		*res = http_send_error(rq, 400, "family=all is not served here yet: inet6 or inet");
-		return 0;
-	}
-	if (strcmp(fam, "inet")) {
+	all = !strcmp(fam, "all");
+	if (!all && strcmp(fam, "inet")) {
 		*res = http_send_error(rq, 400,
 				       "bad value for 'family': inet6 (the default), inet or all");
 		return 0;
 	}
-	if (!s_hist4 || !rq->chain4) {
+	if (!s_hist4 || !rq->chain4) { /* as /routes?family=inet and all */
 		*res = http_send_error(rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
 		return 0;
 	}
+	a->hist[0] = s_hist4;
+	if (all) {
+		a->nfam = 2;
+		a->hist[1] = s_hist;
+		rq->snap2 = snapshot_acquire(rq->chain4);
+		if (!rq->snap2 && rq->snap) {
+			*res = http_send_error(rq, 503, "no snapshot yet");
+			return 0;
+		}
+		return 1;
+	}
 	snapshot_release(rq->snap);
 	rq->snap = snapshot_acquire(rq->chain4);
-	*hist = s_hist4;
 	return 1;
 }
 
-/* The filters, family= and since= of rq into q, *hist and *since: 1 to go on, 0 with an error
- * queued in *res. */
-static int parse_args(struct http_req *rq, struct query *q, const char **since,
-		      struct events_history **hist, enum MHD_Result *res)
+/*
+ * One filter of a family=all request, into both queries: a value the two families read
+ * differently (an address) may fit one family only, whose routes alone can then match; any
+ * other bad value is a 400, as on /routes?family=all. 0, or -EINVAL with the message in err.
+ */
+static int parse_arg_all(struct ev_args *a, const struct names *names, const char *key,
+			 const char *val, char *err, size_t errlen)
+{
+	static const char *const addr[] = { "prefix", "covers", "gateway", NULL };
+	char err4[256];
+	int is_addr = 0, bad4, bad6;
+
+	for (const char *const *k = addr; *k; k++)
+		is_addr |= !strcmp(key, *k);
+	bad4 = query_parse_arg(&a->q[0], names, key, val, err4, sizeof(err4));
+	bad6 = query_parse_arg(&a->q[1], names, key, val, err, errlen);
+	if (!is_addr && (bad4 || bad6)) {
+		if (!bad6)
+			snprintf(err, errlen, "%s", err4);
+		return -EINVAL;
+	}
+	if (bad4 && bad6) {
+		snprintf(err, errlen, "bad value for '%.64s': not an IPv4 or IPv6 %s", key,
+			 strcmp(key, "gateway") ? "address or prefix" : "address");
+		return -EINVAL;
+	}
+	a->none[0] |= bad4 != 0;
+	a->none[1] |= bad6 != 0;
+	return 0;
+}
+
+/* The filters, family= and since= of rq into *a: 1 to go on, 0 with an error queued in
+ * *res. */
+static int parse_args(struct http_req *rq, struct ev_args *a, enum MHD_Result *res)
 {
 	const char *bad = NULL;
 	char err[256];
 
+	memset(a, 0, sizeof(*a));
 	if (http_args_check(rq, s_params, res))
 		return 0;
 	MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, http_find_nul, &bad);
@@ -556,21 +717,34 @@ static int parse_args(struct http_req *rq, struct query *q, const char **since,
 		*res = http_send_error(rq, 400, "query parameter '%.64s' contains a NUL byte", bad);
 		return 0;
 	}
-	if (!parse_family(rq, hist, res) || http_no_snapshot(rq, res))
+	if (!parse_family(rq, a, res) || http_no_snapshot(rq, res))
 		return 0;
-	memset(q, 0, sizeof(*q));
-	if (*hist != s_hist)
-		q->family = AF_INET; /* prefix=, covers= and gateway= take IPv4 values */
-	*since = NULL;
+	if (a->nfam == 2) {
+		a->snap[0] = rq->snap2;
+		a->snap[1] = rq->snap;
+		a->q[0].family = AF_INET;
+	} else {
+		a->snap[0] = rq->snap;
+		if (a->hist[0] != s_hist)
+			a->q[0].family =
+			    AF_INET; /* prefix=, covers= and gateway= take IPv4 values */
+	}
 	for (unsigned int i = 0; i < rq->nargs; i++) {
-		if (strcmp(rq->args[i].key, "family") == 0)
+		const char *key = rq->args[i].key, *val = rq->args[i].val;
+		const struct names *names = snapshot_ctx(rq->snap)->names;
+		int ret;
+
+		if (strcmp(key, "family") == 0)
 			continue;
-		if (strcmp(rq->args[i].key, "since") == 0) {
-			*since = rq->args[i].val;
+		if (strcmp(key, "since") == 0) {
+			a->since = val;
 			continue;
 		}
-		if (query_parse_arg(q, snapshot_ctx(rq->snap)->names, rq->args[i].key,
-				    rq->args[i].val, err, sizeof(err))) {
+		if (a->nfam == 2)
+			ret = parse_arg_all(a, names, key, val, err, sizeof(err));
+		else
+			ret = query_parse_arg(&a->q[0], names, key, val, err, sizeof(err));
+		if (ret) {
 			*res = http_send_error(rq, 400, "%s", err);
 			return 0;
 		}
@@ -578,47 +752,57 @@ static int parse_args(struct http_req *rq, struct query *q, const char **since,
 	return 1;
 }
 
+/* since= or Last-Event-ID of a stream into g (one generation, or a family=all cursor). */
+static int parse_since(const struct ev_args *a, const char *s, uint64_t g[2])
+{
+	return a->nfam == 2 ? parse_cursor(s, g) : parse_gen(s, &g[0]);
+}
+
 enum MHD_Result http_ep_events(struct http_req *rq)
 {
 	static const char *const hdrs[] = { "X-Accel-Buffering", "no", NULL };
-	uint64_t pub, since = 0;
-	struct events_window w;
+	uint64_t pub[2] = { 0, 0 }, since[2] = { 0, 0 };
+	struct events_window w[2];
 	struct MHD_Response *r;
-	const char *arg, *last;
+	const char *last;
 	struct stream *st;
-	struct query q;
-	struct events_history *hist;
+	struct ev_args a;
 	enum MHD_Result res;
-	int have = 0, refuse, why = -1;
+	int have = 0, refuse, unknown = 0, why[2] = { -1, -1 };
+	char id[CURSOR_LEN];
 
-	if (!parse_args(rq, &q, &arg, &hist, &res))
+	if (!parse_args(rq, &a, &res))
 		return res;
-	events_window(hist, &w);
-	if (!w.enabled || !s_running)
-		return http_send_error(rq, 503, "the change stream is not running");
+	for (unsigned int i = 0; i < a.nfam; i++) {
+		events_window(a.hist[i], &w[i]);
+		if (!w[i].enabled || !s_running)
+			return http_send_error(rq, 503, "the change stream is not running");
+	}
 	if (!s_max_streams) {
 		__atomic_add_fetch(&s_st.refused, 1, __ATOMIC_RELAXED);
 		return http_send_error(rq, 503,
 				       "no connection slot is left for streams (--max-streams 0)");
 	}
-	if (arg) {
-		if (parse_gen(arg, &since))
-			return http_send_error(rq, 400,
-					       "bad value for 'since': not a generation number");
+	if (a.since) {
+		if (parse_since(&a, a.since, since))
+			return http_send_error(
+			    rq, 400,
+			    a.nfam == 2 ? "bad value for 'since': not a cursor 4.G-6.G "
+					  "(an id of a family=all stream)"
+					: "bad value for 'since': not a generation number");
 		have = 1;
 	} else {
 		last = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Last-Event-ID");
 		if (last && *last) {
 			have = 1;
-			if (parse_gen(last, &since))
-				why = RS_UNKNOWN; /* not an id of ours: start afresh */
+			if (parse_since(&a, last, since))
+				unknown = 1; /* not an id of ours: start afresh */
 		}
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return http_send_error(rq, 500, "out of memory");
-	st->q = q;
-	st->hist = hist;
+	st->nfam = a.nfam;
 	pthread_mutex_init(&st->lock, NULL);
 	st->prev = st->next = st;
 	st->conn = rq->conn;
@@ -641,21 +825,33 @@ enum MHD_Result http_ep_events(struct http_req *rq)
 		if (setsockopt(st->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0)
 			log_debug("/events: SO_SNDBUF: %s", strerror(errno));
 	}
-	pub = snapshot_generation(rq->snap);
-	/* where it starts: after since, or after the snapshot current now */
-	st->cursor = have ? since : pub;
-	if (have && why < 0 && since > pub)
-		why = RS_UNKNOWN; /* never published here (rtsnapd restarted?) */
-	else if (have && why < 0 && since < w.base)
-		why = RS_HISTORY;
-	strbuf_appendf(&st->buf, "retry: %d\n: rtsnapd change stream after generation %llu\n\n",
-		       RETRY_MS, (unsigned long long)(why >= 0 ? w.head : st->cursor));
-	if (why >= 0) {
-		events_render_resync(w.head, s_reason[why], &st->buf);
-		__atomic_add_fetch(&s_st.resyncs[why], 1, __ATOMIC_RELAXED);
-		st->cursor = w.head;
+	/* where each history starts: after since, or after the snapshot current now */
+	for (unsigned int i = 0; i < a.nfam; i++) {
+		st->hist[i] = a.hist[i];
+		st->q[i] = a.q[i];
+		st->none[i] = a.none[i];
+		pub[i] = snapshot_generation(a.snap[i]);
+		st->cursor[i] = have ? since[i] : pub[i];
+		if (unknown)
+			why[i] = RS_UNKNOWN;
+		else if (have && since[i] > pub[i])
+			why[i] = RS_UNKNOWN; /* never published here (rtsnapd restarted?) */
+		else if (have && since[i] < w[i].base)
+			why[i] = RS_HISTORY;
+		if (why[i] >= 0)
+			st->cursor[i] = w[i].head;
 	}
-	st->cum = events_cum_at(hist, st->cursor);
+	if (a.nfam == 2)
+		cursor_id(st->cursor, id, sizeof(id));
+	else
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)st->cursor[0]);
+	strbuf_appendf(&st->buf, "retry: %d\n: rtsnapd change stream after generation %s\n\n",
+		       RETRY_MS, id);
+	for (unsigned int i = 0; i < a.nfam; i++) {
+		if (why[i] >= 0)
+			notice_add(st, i, w[i].head, why[i]);
+		st->cum[i] = events_cum_at(st->hist[i], st->cursor[i]);
+	}
 	st->last_ms = snapshot_now_ms();
 	out_buf(st);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, st,
@@ -700,75 +896,133 @@ enum MHD_Result http_ep_events(struct http_req *rq)
 	return res;
 }
 
-/* 410 with the current generation, so that the poller knows where to re-read from. */
-static enum MHD_Result send_gone(struct http_req *rq, const char *msg, uint64_t pub)
+/* 410 with the current generation (gen: its JSON, a number or a family=all cursor string),
+ * so that the poller knows where to re-read from. */
+static enum MHD_Result send_gone(struct http_req *rq, const char *msg, const char *gen)
 {
 	char *body;
 
-	if (asprintf(&body, "{\"error\":\"%s\",\"generation\":%llu}\n", msg,
-		     (unsigned long long)pub) < 0)
+	if (asprintf(&body, "{\"error\":\"%s\",\"generation\":%s}\n", msg, gen) < 0)
 		return MHD_NO;
 	return http_send_buffer(rq, 410, "application/json", body, strlen(body));
 }
 
-enum MHD_Result http_ep_changes(struct http_req *rq)
+/*
+ * The net change of history i since since[i] into sb, with *head the generation it reaches:
+ * 0; -ERANGE with the reason in msg (a 410); -ENOMEM. With family (family=all) the document
+ * names it and ends without a newline.
+ */
+static int changes_of(const struct ev_args *a, unsigned int i, const uint64_t since[2],
+		      const char *family, struct strbuf *sb, uint64_t *head, char *msg,
+		      size_t msglen)
 {
-	struct strbuf sb = { 0 };
+	const char *fam = family ? family : "", *sp = family ? " " : "";
+	uint64_t pub = snapshot_generation(a->snap[i]);
 	struct events_window w;
-	struct query q;
-	struct events_history *hist;
-	enum MHD_Result res;
-	const char *arg;
-	uint64_t since, pub, gen;
-	char msg[256], *body;
-	size_t len;
 	int ret;
 
-	if (!parse_args(rq, &q, &arg, &hist, &res))
-		return res;
-	if (!arg)
-		return http_send_error(rq, 400, "missing query parameter 'since'");
-	if (parse_gen(arg, &since))
-		return http_send_error(rq, 400, "bad value for 'since': not a generation number");
-	events_window(hist, &w);
-	if (!w.enabled)
-		return http_send_error(rq, 503, "the change history is not kept");
-	pub = snapshot_generation(rq->snap);
-	if (since > pub) {
-		snprintf(msg, sizeof(msg),
-			 "generation %llu was never published here (the newest is %llu; rtsnapd "
-			 "restarted?): re-read /routes",
-			 (unsigned long long)since, (unsigned long long)pub);
-		return send_gone(rq, msg, pub);
+	events_window(a->hist[i], &w);
+	if (since[i] > pub) {
+		snprintf(
+		    msg, msglen,
+		    "%s%sgeneration %llu was never published here (the newest is %llu; rtsnapd "
+		    "restarted?): re-read /routes",
+		    fam, sp, (unsigned long long)since[i], (unsigned long long)pub);
+		return -ERANGE;
 	}
-	if (since > w.head) {
+	if (since[i] > w.head) {
 		/* published, its change not recorded yet: nothing since */
 		char when[32];
-
-		struct timespec at = snapshot_taken_at(rq->snap);
+		struct timespec at = snapshot_taken_at(a->snap[i]);
 
 		events_iso8601(&at, when, sizeof(when));
-		strbuf_appendf(&sb,
-			       "{\"generation\":%llu,\"previous\":%llu,\"taken_at\":\"%s\","
-			       "\"added\":[],\"removed\":[]}\n",
-			       (unsigned long long)since, (unsigned long long)since, when);
-		ret = sb.failed ? -ENOMEM : 0;
+		strbuf_putc(sb, '{');
+		if (family)
+			strbuf_appendf(sb, "\"family\":\"%s\",", family);
+		strbuf_appendf(sb,
+			       "\"generation\":%llu,\"previous\":%llu,\"taken_at\":\"%s\","
+			       "\"added\":[],\"removed\":[]}%s",
+			       (unsigned long long)since[i], (unsigned long long)since[i], when,
+			       family ? "" : "\n");
+		*head = since[i];
+		ret = sb->failed ? -ENOMEM : 0;
 	} else {
-		ret = events_changes(hist, since, &q, &sb, &gen);
+		ret = events_changes_family(a->hist[i], since[i], &a->q[i], a->none[i], family, sb,
+					    head);
+	}
+	if (ret == -ERANGE) {
+		if (since[i] < w.base)
+			snprintf(msg, msglen,
+				 "%s%sgeneration %llu is older than the change history (oldest "
+				 "%llu): re-read /routes",
+				 fam, sp, (unsigned long long)since[i], (unsigned long long)w.base);
+		else
+			snprintf(
+			    msg, msglen,
+			    "the %s%schange history has no diff for a generation after %llu (a "
+			    "change too large to keep): re-read /routes",
+			    fam, sp, (unsigned long long)since[i]);
+	}
+	return ret;
+}
+
+enum MHD_Result http_ep_changes(struct http_req *rq)
+{
+	struct strbuf sb = { 0 }, part[2] = { { 0 }, { 0 } };
+	struct events_window w;
+	struct ev_args a;
+	enum MHD_Result res;
+	uint64_t since[2] = { 0, 0 }, pub[2] = { 0, 0 }, head[2] = { 0, 0 };
+	char msg[256], gone[CURSOR_LEN + 2], c_head[CURSOR_LEN], c_since[CURSOR_LEN], *body;
+	size_t len;
+	int ret = 0;
+
+	if (!parse_args(rq, &a, &res))
+		return res;
+	if (!a.since)
+		return http_send_error(rq, 400, "missing query parameter 'since'");
+	if (parse_since(&a, a.since, since))
+		return http_send_error(rq, 400,
+				       a.nfam == 2
+					   ? "bad value for 'since': not a cursor 4.G-6.G "
+					     "(an id of a family=all stream)"
+					   : "bad value for 'since': not a generation number");
+	for (unsigned int i = 0; i < a.nfam; i++) {
+		events_window(a.hist[i], &w);
+		if (!w.enabled)
+			return http_send_error(rq, 503, "the change history is not kept");
+		pub[i] = snapshot_generation(a.snap[i]);
+	}
+	if (a.nfam == 1) {
+		snprintf(gone, sizeof(gone), "%llu", (unsigned long long)pub[0]);
+		ret = changes_of(&a, 0, since, NULL, &sb, &head[0], msg, sizeof(msg));
+	} else {
+		/* {"generation":CURSOR,"previous":CURSOR,"changes":[inet's, inet6's]}: each
+		 * family's net change as /changes?family=F answers it, naming its family */
+		cursor_id(pub, c_head, sizeof(c_head));
+		snprintf(gone, sizeof(gone), "\"%s\"", c_head);
+		for (unsigned int i = 0; i < 2 && !ret; i++)
+			ret = changes_of(&a, i, since, s_fam[i], &part[i], &head[i], msg,
+					 sizeof(msg));
+		if (!ret) {
+			cursor_id(head, c_head, sizeof(c_head));
+			cursor_id(since, c_since, sizeof(c_since));
+			strbuf_appendf(&sb,
+				       "{\"generation\":\"%s\",\"previous\":\"%s\",\"changes\":[",
+				       c_head, c_since);
+			strbuf_append(&sb, part[0].buf, part[0].len);
+			strbuf_putc(&sb, ',');
+			strbuf_append(&sb, part[1].buf, part[1].len);
+			strbuf_puts(&sb, "]}\n");
+			if (part[0].failed || part[1].failed)
+				sb.failed = 1;
+		}
+		strbuf_free(&part[0]);
+		strbuf_free(&part[1]);
 	}
 	if (ret == -ERANGE) {
 		strbuf_free(&sb);
-		if (since < w.base)
-			snprintf(msg, sizeof(msg),
-				 "generation %llu is older than the change history (oldest %llu): "
-				 "re-read /routes",
-				 (unsigned long long)since, (unsigned long long)w.base);
-		else
-			snprintf(msg, sizeof(msg),
-				 "the change history has no diff for a generation after %llu (a "
-				 "change too large to keep): re-read /routes",
-				 (unsigned long long)since);
-		return send_gone(rq, msg, pub);
+		return send_gone(rq, msg, gone);
 	}
 	if (ret || sb.failed) {
 		strbuf_free(&sb);

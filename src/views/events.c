@@ -63,6 +63,15 @@ void events_iso8601(const struct timespec *ts, char *buf, size_t len)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* When s was taken, as events_iso8601() writes it. */
 static void taken_at(const struct snapshot *s, char *buf, size_t len)
 {
@@ -422,6 +431,7 @@ void events_record(struct events_history *eh, const struct snapshot *prev, const
 		}
 		eh->h.cum += c->len;
 		c->cum = eh->h.cum;
+		c->recorded_ns = now_ns(); /* under the lock: a reader sees it with c */
 		eh->h.ring[c->generation % eh->h.cap] = c;
 		eh->h.head = c->generation;
 		eh->h.bytes += c->bytes;
@@ -542,6 +552,52 @@ void events_render(const struct events_change *c, const struct query *q, struct 
 	strbuf_puts(sb, "]}\n\n");
 }
 
+void events_render_resync_family(uint64_t gen, const char *family, const char *reason,
+				 struct strbuf *sb)
+{
+	strbuf_appendf(sb,
+		       "event: resync\ndata: {\"family\":\"%s\",\"generation\":%llu,"
+		       "\"reason\":\"%s\"}\n\n",
+		       family, (unsigned long long)gen, reason);
+}
+
+void events_render_family(const struct events_change *c, const struct query *q, int none,
+			  const char *family, const char *id, struct strbuf *sb)
+{
+	static const char added[] = "\"added\":[";
+	const char *body;
+
+	if (c->kind == EVENTS_RESYNC) {
+		events_render_resync_family(c->generation, family, c->reason, sb);
+		return;
+	}
+	strbuf_appendf(sb,
+		       "id: %s\ndata: {\"family\":\"%s\",\"generation\":%llu,\"previous\":%llu,"
+		       "\"taken_at\":\"%s\",\"added\":[",
+		       id, family, (unsigned long long)c->generation,
+		       (unsigned long long)c->previous, c->taken_at);
+	if (none) {
+		strbuf_puts(sb, "],\"removed\":[]}\n\n");
+		return;
+	}
+	if (!q || !q->set) {
+		/* the recorded text from its first route on: the head (put_head()) holds no
+		 * such key, so the first match is the head's own */
+		body = strstr(c->text, added);
+		if (body) {
+			body += sizeof(added) - 1;
+			strbuf_append(sb, body, c->len - (size_t)(body - c->text));
+		} else {
+			sb->failed = 1; /* cannot happen: put_head() wrote it */
+		}
+		return;
+	}
+	put_matching(sb, c, c->routes + c->nremoved, c->nadded, q, dev_of(c, q, 1));
+	strbuf_puts(sb, "],\"removed\":[");
+	put_matching(sb, c, c->routes, c->nremoved, q, dev_of(c, q, 0));
+	strbuf_puts(sb, "]}\n\n");
+}
+
 /* ---- /changes: the net change over several generations ---- */
 
 /* A route object, by what identifies it: every byte but its "expires". */
@@ -646,21 +702,22 @@ static void put_net(struct strbuf *sb, struct net_ent **v, size_t n, int added)
 }
 
 static int compose(struct events_change **v, size_t nv, uint64_t since, uint64_t head,
-		   const char *taken_at, const struct query *q, struct strbuf *sb)
+		   const char *taken_at, const struct query *q, int none, const char *family,
+		   struct strbuf *sb)
 {
 	struct net n = { 0 };
 	struct net_ent **rem = NULL, **add = NULL;
 	size_t items = 0, nrem = 0, nadd = 0;
 	int ret = -ENOMEM;
 
-	for (size_t i = 0; i < nv; i++)
+	for (size_t i = 0; i < nv && !none; i++)
 		items += v[i]->nremoved + v[i]->nadded;
 	for (n.cap = 16; n.cap < 2 * items + 1; n.cap *= 2)
 		;
 	n.t = calloc(n.cap, sizeof(*n.t));
 	if (!n.t)
 		goto out;
-	for (size_t i = 0; i < nv; i++) {
+	for (size_t i = 0; i < nv && !none; i++) {
 		const struct events_change *c = v[i];
 		uint32_t dev_old = q ? dev_of(c, q, 0) : 0, dev_new = q ? dev_of(c, q, 1) : 0;
 
@@ -700,12 +757,15 @@ static int compose(struct events_change **v, size_t nv, uint64_t since, uint64_t
 	}
 	qsort(rem, nrem, sizeof(*rem), cmp_rem);
 	qsort(add, nadd, sizeof(*add), cmp_add);
-	strbuf_appendf(sb, "{\"generation\":%llu,\"previous\":%llu,\"taken_at\":\"%s\",\"added\":[",
+	strbuf_putc(sb, '{');
+	if (family)
+		strbuf_appendf(sb, "\"family\":\"%s\",", family);
+	strbuf_appendf(sb, "\"generation\":%llu,\"previous\":%llu,\"taken_at\":\"%s\",\"added\":[",
 		       (unsigned long long)head, (unsigned long long)since, taken_at);
 	put_net(sb, add, nadd, 1);
 	strbuf_puts(sb, "],\"removed\":[");
 	put_net(sb, rem, nrem, 0);
-	strbuf_puts(sb, "]}\n");
+	strbuf_puts(sb, family ? "]}" : "]}\n");
 	ret = sb->failed ? -ENOMEM : 0;
 out:
 	free(n.t);
@@ -716,6 +776,12 @@ out:
 
 int events_changes(struct events_history *eh, uint64_t since, const struct query *q,
 		   struct strbuf *sb, uint64_t *gen)
+{
+	return events_changes_family(eh, since, q, 0, NULL, sb, gen);
+}
+
+int events_changes_family(struct events_history *eh, uint64_t since, const struct query *q,
+			  int none, const char *family, struct strbuf *sb, uint64_t *gen)
 {
 	struct events_change **v = NULL;
 	char taken_at[32];
@@ -755,7 +821,7 @@ int events_changes(struct events_history *eh, uint64_t since, const struct query
 	}
 	pthread_mutex_unlock(&eh->lock);
 	if (!ret)
-		ret = compose(v, nv, since, head, taken_at, q, sb);
+		ret = compose(v, nv, since, head, taken_at, q, none, family, sb);
 	for (size_t i = 0; i < nv; i++)
 		events_put(v[i]);
 	free(v);

@@ -3,10 +3,11 @@
 # events_*.t tests run on what it received. Standard library only; run it inside the test's
 # namespace (ip netns exec NS python3 tests/lib/sse.py ...). Every loop is bounded in time.
 #
-#   follow URL OUT [--last-event-id N] [--seconds S] [--until-gen G] [--stop FILE]
-#       follow the stream (until an event or a resync reaches generation G, the stop file
-#       exists, S seconds passed or the server ends it), one JSON line per thing received
-#       in OUT:
+#   follow URL OUT [--last-event-id N] [--seconds S] [--until-gen G] [--until-id ID]
+#          [--stop FILE]
+#       follow the stream (until an event or a resync reaches generation G, an event has
+#       the id ID (a family=all cursor), the stop file exists, S seconds passed or the
+#       server ends it), one JSON line per thing received in OUT:
 #       {"type": "open", "status": 200, "headers": {...}}, then per event
 #       {"type": "message"|"resync"|..., "id": "G"|null, "data": {...}, "t": unix time},
 #       {"type": "comment"} per comment line, {"type": "end"} when the server ends it.
@@ -16,6 +17,13 @@
 #       must be there (compared without "expires"); every event's previous must be the
 #       generation reached so far. OUT: the resulting routes, normalized (see norm).
 #       Exit 1 with the reason on stderr on any gap, resync or missing route.
+#   apply-all ROUTES4 ROUTES6 EVENTS OUT --from 4.G4-6.G6 [--changes]
+#       the same for a family=all stream (or with --changes one /changes?family=all
+#       document): ROUTES4 and ROUTES6 are /routes?family=inet and /routes bodies at the
+#       cursor's generations; each event applies to its family's routes, its previous must
+#       be that family's generation so far (nothing skipped, nothing repeated) and its id
+#       the cursor after it. OUT: the IPv4 routes normalized, then the IPv6 ones. Also
+#       prints the added destinations in the order received (family and dst) on stdout.
 #   norm FILE
 #       the route objects of FILE (a JSON array) without "expires", keys sorted, one per
 #       line, sorted: two tables of the same routes give the same bytes.
@@ -165,6 +173,7 @@ def cmd_follow(args):
     opts = dict(zip(args[2::2], args[3::2]))
     end = time.time() + float(opts.get("--seconds", "60"))
     until = int(opts["--until-gen"]) if "--until-gen" in opts else None
+    until_id = opts.get("--until-id")
     stop = opts.get("--stop")
     s = Stream(url, opts.get("--last-event-id"))
     with open(out, "w") as f:
@@ -179,6 +188,8 @@ def cmd_follow(args):
                 f.write(json.dumps(e) + "\n")
                 f.flush()
                 if until is not None and e.get("id") and int(e["id"]) >= until:
+                    done = True
+                if until_id is not None and e.get("id") == until_id:
                     done = True
                 if until is not None and e["type"] == "resync" and e["data"]["generation"] >= until:
                     done = True  # the stream goes on after that generation
@@ -251,6 +262,74 @@ def cmd_apply(args):
         for k in sorted(k for k, v in state.items() for _ in range(v)):
             f.write(k + "\n")
     print("applied %d events, at generation %s" % (n, gen), file=sys.stderr)
+    return 0
+
+
+def cmd_apply_all(args):
+    r4, r6, events, out = args[0], args[1], args[2], args[3]
+    rest = args[4:]
+    changes = "--changes" in rest
+    rest = [a for a in rest if a != "--changes"]
+    opts = dict(zip(rest[::2], rest[1::2]))
+    state = {}
+    for fam, path in (("inet", r4), ("inet6", r6)):
+        state[fam] = {}
+        with open(path) as f:
+            for o in json.load(f):
+                k = norm_obj(o)
+                state[fam][k] = state[fam].get(k, 0) + 1
+    c = opts["--from"]
+    gen = {"inet": int(c.split("-")[0][2:]), "inet6": int(c.split("-")[1][2:])}
+    if changes:
+        with open(events) as f:
+            d = json.load(f)
+        if d["previous"] != c:
+            print("previous %s, not %s" % (d["previous"], c), file=sys.stderr)
+            return 1
+        evs = [{"type": "message", "id": None, "data": x} for x in d["changes"]]
+    else:
+        evs = load_events(events, False)
+    n = 0
+    for e in evs:
+        if e["type"] in ("open", "comment", "retry", "end"):
+            continue
+        if "bad" in e:
+            print("malformed event: %r" % e["bad"], file=sys.stderr)
+            return 1
+        if e["type"] != "message":
+            print("a %s event: %s" % (e["type"], json.dumps(e.get("data"))), file=sys.stderr)
+            return 1
+        d = e["data"]
+        fam = d.get("family")
+        if fam not in state:
+            print("an event without a family: %s" % json.dumps(d), file=sys.stderr)
+            return 1
+        if d["previous"] != gen[fam] or d["generation"] <= gen[fam]:
+            print("%s: generation %d after %d, we had %d" % (fam, d["generation"], d["previous"], gen[fam]),
+                  file=sys.stderr)
+            return 1
+        for o in d["removed"]:
+            k = norm_obj(o)
+            if not state[fam].get(k):
+                print("%s generation %d removes a route we do not have: %s" % (fam, d["generation"], k),
+                      file=sys.stderr)
+                return 1
+            state[fam][k] -= 1
+        for o in d["added"]:
+            k = norm_obj(o)
+            state[fam][k] = state[fam].get(k, 0) + 1
+            print(fam, o["dst"])
+        gen[fam] = d["generation"]
+        cur = "4.%d-6.%d" % (gen["inet"], gen["inet6"])
+        if not changes and e["id"] != cur:
+            print("id %s, the cursor is %s" % (e["id"], cur), file=sys.stderr)
+            return 1
+        n += 1
+    with open(out, "w") as f:
+        for fam in ("inet", "inet6"):
+            for k in sorted(k for k, v in state[fam].items() for _ in range(v)):
+                f.write(k + "\n")
+    print("applied %d events, at 4.%d-6.%d" % (n, gen["inet"], gen["inet6"]), file=sys.stderr)
     return 0
 
 
@@ -337,8 +416,8 @@ def cmd_multi(args):
 
 
 def main():
-    cmds = {"follow": cmd_follow, "apply": cmd_apply, "norm": cmd_norm, "stall": cmd_stall,
-            "multi": cmd_multi}
+    cmds = {"follow": cmd_follow, "apply": cmd_apply, "apply-all": cmd_apply_all,
+            "norm": cmd_norm, "stall": cmd_stall, "multi": cmd_multi}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__ or "usage: sse.py follow|apply|norm|stall|multi ...", file=sys.stderr)
         return 2

@@ -10,6 +10,8 @@
  *     last snapshot; objects compared without "expires";
  *   - /changes since the first generation (events_changes) gives the same net change;
  *   - a filtered rendering holds exactly the unfiltered event's routes that match;
+ *   - a family=all stream's rendering is the single-family event with its family and the
+ *     stream's cursor as id;
  *   - a history of 16 generations no longer reaches back further (-ERANGE), and a change
  *     larger than an event may be is recorded as a resync, never as a gap.
  */
@@ -485,6 +487,82 @@ static void test_filtered(void **state)
 	mirror_free(m);
 }
 
+/*
+ * A change as a family=all stream sends it: the id line is the cursor given, the data are
+ * the single-family event's with "family" first (filtered, unfiltered, or none when a filter
+ * names the other family's address), and /changes' document for one member of the answer.
+ */
+static void test_family_render(void **state)
+{
+	struct mirror *m;
+	struct query q = { 0 };
+	struct events_change *c;
+	struct strbuf one = { 0 }, fam = { 0 };
+	uint64_t first, after, id, gen, gen2;
+	char err[128];
+
+	(void)state;
+	configure(4096, 64 << 20, 0);
+	m = new_mirror(500);
+	first = publish(m);
+	for (int i = 0; i < 5; i++) {
+		random_changes(m, 20);
+		publish(m);
+	}
+	{
+		struct snapshot *cur = snapshot_acquire(test_chain());
+
+		assert_int_equal(
+		    query_parse_arg(&q, cur->ctx.names, "table", "100", err, sizeof(err)), 0);
+		snapshot_release(cur);
+	}
+	for (after = first; events_next(s_hist, after, &c) == 0;
+	     after = c->generation, events_put(c)) {
+		static const char head[] = "id: 4.7-6.9\ndata: {\"family\":\"inet6\",";
+
+		for (int k = 0; k < 3; k++) { /* unfiltered, filtered, none */
+			const struct query *qk = k == 1 ? &q : NULL;
+			json_t *a, *b;
+			const char *d;
+
+			one.len = fam.len = 0;
+			one.failed = fam.failed = 0;
+			events_render(c, qk, &one);
+			events_render_family(c, qk, k == 2, "inet6", "4.7-6.9", &fam);
+			assert_false(fam.failed);
+			assert_memory_equal(fam.buf, head, sizeof(head) - 1);
+			assert_memory_equal(fam.buf + fam.len - 3, "}\n\n", 3);
+			a = event_data(one.buf, one.len, &id);
+			d = memmem(fam.buf, fam.len, "\ndata: ", 7);
+			b = json_loadb(d + 7, fam.len - (size_t)(d + 7 - fam.buf),
+				       JSON_DISABLE_EOF_CHECK, NULL);
+			assert_non_null(b);
+			assert_string_equal(json_string_value(json_object_get(b, "family")),
+					    "inet6");
+			json_object_del(b, "family");
+			if (k == 2) {
+				json_object_set_new(a, "added", json_array());
+				json_object_set_new(a, "removed", json_array());
+			}
+			assert_true(json_equal(a, b));
+			json_decref(a);
+			json_decref(b);
+		}
+	}
+	/* /changes: one member of a family=all answer */
+	one.len = fam.len = 0;
+	assert_int_equal(events_changes(s_hist, first, NULL, &one, &gen), 0);
+	assert_int_equal(events_changes_family(s_hist, first, NULL, 0, "inet", &fam, &gen2), 0);
+	assert_int_equal(gen, gen2);
+	assert_memory_equal(fam.buf, "{\"family\":\"inet\",", 17);
+	assert_int_equal(fam.buf[fam.len - 1], '}'); /* no newline: a member of an array */
+	assert_int_equal(fam.len, one.len - 1 + 16);
+	assert_memory_equal(fam.buf + 17, one.buf + 1, one.len - 2);
+	strbuf_free(&one);
+	strbuf_free(&fam);
+	mirror_free(m);
+}
+
 /* A short history forgets; a large change is a resync; nothing is ever a gap. */
 static void test_bounds(void **state)
 {
@@ -517,6 +595,10 @@ static void test_bounds(void **state)
 	assert_int_equal(c->kind, EVENTS_RESYNC);
 	assert_non_null(strstr(c->text, "event: resync\n"));
 	assert_non_null(strstr(c->text, "\"reason\":\"too_large\""));
+	events_render_family(c, NULL, 0, "inet", "4.1-6.1", &sb); /* no id: a resync */
+	assert_memory_equal(sb.buf, "event: resync\ndata: {\"family\":\"inet\",", 37);
+	assert_non_null(strstr(sb.buf, "\"reason\":\"too_large\"}\n\n"));
+	sb.len = 0;
 	events_put(c);
 	/* a poller asking across it is told to re-read */
 	strbuf_free(&sb);
@@ -534,9 +616,8 @@ static void test_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_events_replay),
-		cmocka_unit_test(test_changes_is_the_sum),
-		cmocka_unit_test(test_filtered),
+		cmocka_unit_test(test_events_replay), cmocka_unit_test(test_changes_is_the_sum),
+		cmocka_unit_test(test_filtered),      cmocka_unit_test(test_family_render),
 		cmocka_unit_test(test_bounds),
 	};
 	int ret;
