@@ -221,9 +221,9 @@ tap_ok $? "rtsnapd exits cleanly"
 tap_cmd "no sanitizer report in its log" \
 	sh -c "! grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' '$(daemon_log "$NS")'"
 
-# without --family all: family=all is 404, as on /routes
+# with --family inet6: family=all is 404, as on /routes
 ns_new N6
-daemon_start "$N6" || tap_bail "rtsnapd (IPv6 only) did not start"
+daemon_start "$N6" --family inet6 || tap_bail "rtsnapd (IPv6 only) did not start"
 for q in "/events?family=all" "/changes?family=all&since=4.1-6.1" "/routes?family=all"; do
 	code=$(ip netns exec "$N6" curl -sg -o "$T/body" -w '%{http_code}' --max-time 5 "$RTSNAP_URL$q")
 	tap_is "$code $(jq -r '.error | type' "$T/body" 2>/dev/null)" "404 string" "IPv6 only: $q is 404 with a JSON error"

@@ -105,8 +105,8 @@ rk4_all "$NS"
 tap_ok $? "build every IPv4 route kind in $NS" || tap_done
 ns_settle "$NS"
 sleep 1 # carrier settles
-"$RTSNAPD" --proc-file4 "$RTSNAP_TMP/x" --listen 127.0.0.1:1 >/dev/null 2>&1
-tap_is "$?" 2 "--proc-file4 without --family all is refused"
+timeout 10 "$RTSNAPD" --family inet6 --proc-file4 "$RTSNAP_TMP/x" --listen 127.0.0.1:1 >/dev/null 2>&1
+tap_is "$?" 2 "--proc-file4 with --family inet6 is refused"
 daemon_start "$NS" --family all --proc-file4 "$RTSNAP_TMP/route4"
 tap_ok $? "rtsnapd --family all --proc-file4 starts" || tap_done
 check "$NS" "every kind"
@@ -332,9 +332,9 @@ check "$NS" "after the resync"
 daemon_stop "$NS"
 tap_ok $? "rtsnapd exits cleanly"
 
-# without --family all: IPv4 is not served
+# with --family inet6: IPv4 is not served
 ns_new N6
-daemon_start "$N6"
+daemon_start "$N6" --family inet6
 tap_ok $? "rtsnapd (IPv6 only) starts" || tap_done
 code() { ip netns exec "$N6" curl -sg -o /dev/null -w '%{http_code}' --max-time 5 "$RTSNAP_URL$1"; }
 tap_is "$(code /route)" 404 "IPv6 only: /route is 404"

@@ -268,8 +268,8 @@ tap_is "$(ip netns exec "$NS" curl -sg -o /dev/null -w '%{http_code}' "$RTSNAP_U
 daemon_stop "$NS" >/dev/null
 tap_ok $? "rtsnapd exits 0 on SIGTERM"
 
-# without --family all an IPv4 address is a 404 that says why
-daemon_start "$NS"
+# with --family inet6 an IPv4 address is a 404 that says why
+daemon_start "$NS" --family inet6
 tap_ok $? "rtsnapd (IPv6 only) starts" || tap_done
 tap_is "$(ip netns exec "$NS" curl -sg -w ' %{http_code}' "$RTSNAP_URL/routes/lookup?addr=10.0.0.1" | tr -d '\n')" \
 	'{"error":"IPv4 is not followed: start rtsnapd with --family all"} 404' "IPv4 lookup without --family all: 404"

@@ -413,7 +413,7 @@ page_is "Page 1: $(kj 'map(select(.table == "local")) | length') route"
 tap_ok $? "IPv6 again: the route browser lists the IPv6 local table"
 
 # the stale banner: a second daemon in the namespace whose collections fail after the first
-ip netns exec "$NS" env RTSNAP_TEST_FAIL_AFTER=1 "$RTSNAPD" --listen '[::1]:9817' --interval 30 \
+ip netns exec "$NS" env RTSNAP_TEST_FAIL_AFTER=1 "$RTSNAPD" --listen '[::1]:9817' --interval 30 --family inet6 \
 	>"$RTSNAP_TMP/stale.log" 2>&1 </dev/null &
 stale_pid=$!
 bg_register $stale_pid
