@@ -135,7 +135,9 @@ tap_is "$(m_val "$RTSNAP_TMP/s.prom" rtsnap_routes_past_deadline)" 0 "no expirin
 
 # ---- changes on one daemon (static namespace, interval 0: publications only on change)
 NS=${NSOF[static]}
-total() { awk '/^rtsnap_routes\{/ { s += $NF } END { print s + 0 }' "$1"; }
+# the IPv6 instance's route series (the daemon follows IPv4 too: family="inet" ones)
+total() { awk '/^rtsnap_routes\{family="inet6",/ { s += $NF } END { print s + 0 }' "$1"; }
+total4() { awk '/^rtsnap_routes\{family="inet",/ { s += $NF } END { print s + 0 }' "$1"; }
 kernel_total() { kernel_json "$NS" | jq length; }
 metrics_match_kernel() {
 	m_get "$NS" "$RTSNAP_TMP/c.prom"
@@ -150,7 +152,9 @@ done | ip -n "$NS" -6 -batch -
 k1=$(kernel_total)
 wait_until 10 metrics_match_kernel
 m_get "$NS" "$RTSNAP_TMP/c1.prom"
-tap_is "$(total "$RTSNAP_TMP/c1.prom")" "$k1" "after adding routes, the sum of rtsnap_routes is the kernel's count ($k0 -> $k1)"
+tap_is "$(total "$RTSNAP_TMP/c1.prom")" "$k1" "after adding routes, the sum of rtsnap_routes{family=\"inet6\"} is the kernel's count ($k0 -> $k1)"
+tap_is "$(total4 "$RTSNAP_TMP/c1.prom")" "$(ip -n "$NS" -j -4 route show table all | jq length)" \
+	"the sum of rtsnap_routes{family=\"inet\"} is ip -4's count"
 k_json "$NS" "$RTSNAP_TMP/c1.json"
 k_routes "$RTSNAP_TMP/c1.json" >"$RTSNAP_TMP/c1.k"
 m_labels "$RTSNAP_TMP/c1.prom" rtsnap_routes >"$RTSNAP_TMP/c1.m"
@@ -180,11 +184,11 @@ tap_ok "$([ "$(m_val "$RTSNAP_TMP/c2.prom" 'rtsnap_collections_total{trigger="ch
 	"collections by change notification counted"
 tap_ok "$([ "$(m_val "$RTSNAP_TMP/c2.prom" rtsnap_notifications_total)" -ge 1 ]; echo $?)" "notifications counted"
 tap_is "$(m_val "$RTSNAP_TMP/c2.prom" rtsnap_collection_duration_seconds_count)" \
-	"$(awk '/^rtsnap_collections_total\{/ { s += $NF } END { print s }' "$RTSNAP_TMP/c2.prom")" \
-	"duration histogram count = collections published"
+	"$(awk '/^rtsnap_collections_total\{trigger=/ { s += $NF } END { print s }' "$RTSNAP_TMP/c2.prom")" \
+	"duration histogram count = collections published (the IPv6 instance's, unlabelled)"
 tap_is "$(m_val "$RTSNAP_TMP/c2.prom" 'rtsnap_collection_duration_seconds_bucket{le="+Inf"}')" \
 	"$(m_val "$RTSNAP_TMP/c2.prom" rtsnap_collection_duration_seconds_count)" "+Inf bucket = count"
-tap_ok "$(awk '/^rtsnap_collection_duration_seconds_bucket/ { if ($NF + 0 < prev) bad = 1; prev = $NF + 0 } END { exit bad }' "$RTSNAP_TMP/c2.prom"; echo $?)" \
+tap_ok "$(awk '/^rtsnap_collection_duration_seconds_bucket\{le=/ { if ($NF + 0 < prev) bad = 1; prev = $NF + 0 } END { exit bad }' "$RTSNAP_TMP/c2.prom"; echo $?)" \
 	"histogram buckets are cumulative"
 
 # ---- HTTP counters

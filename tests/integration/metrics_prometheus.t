@@ -53,7 +53,7 @@ k_routes() {
 		| group_by(.) | .[] | "\(.[0]) \(length)"' | sort
 }
 p_routes() {
-	promq 'rtsnap_routes{job="rtsnap"}' |
+	promq 'rtsnap_routes{job="rtsnap",family="inet6"}' |
 		jq -r '.data.result[] | "\(.metric.table) \(.metric.protocol) \(.metric.type) \(.value[1])"' | sort
 }
 k_expiring() {
@@ -61,7 +61,7 @@ k_expiring() {
 		| group_by(.) | .[] | "\(.[0]) \(length)"' | sort
 }
 p_expiring() {
-	promq 'rtsnap_routes_expiring{job="rtsnap"} > 0' |
+	promq 'rtsnap_routes_expiring{job="rtsnap",family="inet6"} > 0' |
 		jq -r '.data.result[] | "\(.metric.table) \(.value[1])"' | sort
 }
 same() { # WHAT: Prometheus's answer equals the kernel's listing right now
@@ -75,9 +75,12 @@ tap_diff "$RTSNAP_TMP/k.routes" "$RTSNAP_TMP/p.routes" "Prometheus: rtsnap_route
 wait_until 5 same expiring
 tap_diff "$RTSNAP_TMP/k.expiring" "$RTSNAP_TMP/p.expiring" "Prometheus: rtsnap_routes_expiring by table = the kernel's"
 ktotal=$(kernel_json "$NS" | jq length)
-tap_is "$(promq 'sum(rtsnap_routes{job="rtsnap"})' | jq -r '.data.result[0].value[1]')" "$ktotal" \
-	"Prometheus: sum(rtsnap_routes) = routes the kernel lists ($ktotal)"
-gen0=$(promq 'rtsnap_snapshot_generation' | jq -r '.data.result[0].value[1]')
+tap_is "$(promq 'sum(rtsnap_routes{job="rtsnap",family="inet6"})' | jq -r '.data.result[0].value[1]')" "$ktotal" \
+	"Prometheus: sum(rtsnap_routes{family=\"inet6\"}) = routes the kernel lists ($ktotal)"
+k4total=$(ip -n "$NS" -j -4 route show table all | jq length)
+tap_is "$(promq 'sum(rtsnap_routes{job="rtsnap",family="inet"})' | jq -r '.data.result[0].value[1]')" "$k4total" \
+	"Prometheus: sum(rtsnap_routes{family=\"inet\"}) = the IPv4 routes ip -4 lists ($k4total)"
+gen0=$(promq 'rtsnap_snapshot_generation{family=""}' | jq -r '.data.result[0].value[1]')
 
 # change the tables: a new table with bgp routes, blackholes in another, expiring routes,
 # and remove the only proto-99 route (its series must go stale)
@@ -101,7 +104,7 @@ tap_ok "$(grep -q '^4242 bgp unicast 30$' "$RTSNAP_TMP/p.routes"; echo $?)" "Pro
 tap_ok "$(! grep -q '^main 99 ' "$RTSNAP_TMP/p.routes"; echo $?)" "the vanished proto 99 series is stale in Prometheus"
 wait_until 10 same expiring
 tap_diff "$RTSNAP_TMP/k.expiring" "$RTSNAP_TMP/p.expiring" "after the change, Prometheus's rtsnap_routes_expiring = the kernel's"
-gen1=$(promq 'rtsnap_snapshot_generation' | jq -r '.data.result[0].value[1]')
+gen1=$(promq 'rtsnap_snapshot_generation{family=""}' | jq -r '.data.result[0].value[1]')
 tap_ok "$([ "$gen1" -gt "$gen0" ]; echo $?)" "Prometheus sees the generation advance ($gen0 -> $gen1)"
 next=$(promq 'rtsnap_routes_next_expiry_seconds' | jq -r '.data.result[0].value[1]')
 kmin=$(kernel_json "$NS" | jq '[.[] | select(.expires != null and .expires > 0) | .expires] | min')
@@ -116,7 +119,7 @@ scrapes=$(p_scrapes)
 tap_ok "$([ "${scrapes:-0}" -ge 3 ]; echo $?)" "rtsnapd counted Prometheus's scrapes ($scrapes)"
 tap_is "$(promq 'count(process_start_time_seconds{job="rtsnap"}) + count(process_resident_memory_bytes{job="rtsnap"}) + count(rtsnap_build_info{job="rtsnap"})' | jq -r '.data.result[0].value[1]')" 3 \
 	"process metrics and rtsnap_build_info stored"
-tap_is "$(promq 'histogram_quantile(0.5, rtsnap_collection_duration_seconds_bucket{job="rtsnap"}) >= 0' | jq -r '.data.result | length')" 1 \
+tap_is "$(promq 'histogram_quantile(0.5, rtsnap_collection_duration_seconds_bucket{job="rtsnap",family=""}) >= 0' | jq -r '.data.result | length')" 1 \
 	"the duration histogram is usable by histogram_quantile"
 
 tap_done

@@ -118,7 +118,7 @@ if "$RTSNAPD" --help 2>&1 | grep -q -- '--metrics-route-limit'; then
 	daemon_stop "$NSR" >/dev/null
 	daemon_start "$NSR" --interval 0 --metrics-routes || tap_bail "rtsnapd --metrics-routes did not start"
 	get "$NSR" "$RTSNAP_TMP/ri2"
-	tap_is "$(grep -c '^rtsnap_route_info{' "$RTSNAP_TMP/ri2")" "$nser" \
+	tap_is "$(grep -c '^rtsnap_route_info{family="inet6",' "$RTSNAP_TMP/ri2")" "$nser" \
 		"rtsnap_route_info: one series per route, per nexthop of a multipath route (kernel: $nser)"
 	# one line per series: a multipath route's nexthops each with their gateway and device
 	kernel_json "$NSR" | jq -r '.[] | . as $r

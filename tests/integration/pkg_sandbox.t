@@ -176,9 +176,10 @@ kill -HUP "$DPID"
 gen_up() { [ "$(http_get "$NS" /status | jq .generation)" -gt "$gen0" ]; }
 wait_until 5 gen_up
 tap_ok "$(gen_up; echo $?)" "SIGHUP: a new generation is published"
+combos() { jq -r '.[] | "\(.table // "main") \(.protocol // "boot") \(.type // "unicast")"' | sort -u | wc -l; }
 tap_is "$(http_get "$NS" /metrics | grep -c '^rtsnap_routes{')" \
-	"$(kernel_json "$NS" | jq -r '.[] | "\(.table // "main") \(.protocol // "boot") \(.type // "unicast")"' | sort -u | wc -l)" \
-	"/metrics has one rtsnap_routes series per table/protocol/type"
+	"$(($(kernel_json "$NS" | combos) + $(ip -n "$NS" -j -4 route show table all | combos)))" \
+	"/metrics has one rtsnap_routes series per family/table/protocol/type"
 kill -TERM "$DPID"
 wait "$PID"
 tap_is "$?" 0 "rtsnapd exits 0 on SIGTERM under the sandbox"

@@ -328,6 +328,7 @@ err=$(ip netns exec "$NS" curl -q -sS --max-time 5 "http://$PROM/api/v1/targets"
 	jq -r '.data.activeTargets[] | select(.labels.job == "rtsnap_wrong_password") | .lastError')
 tap_ok "$(grep -q 401 <<<"$err"; echo $?)" "... its scrape error is the 401 ($err)"
 n=$(promq 'sum(rtsnap_routes{job="rtsnap"})' | jq -r '.data.result[0].value[1]')
-tap_is "$n" "$(kernel_json "$NS" | jq length)" "sum(rtsnap_routes) scraped over TLS = routes the kernel lists"
+tap_is "$n" "$(($(kernel_json "$NS" | jq length) + $(ip -n "$NS" -j -4 route show table all | jq length)))" \
+	"sum(rtsnap_routes) scraped over TLS = routes the kernel lists (ip -6 and ip -4)"
 tls_daemon_stop
 tap_done
