@@ -40,8 +40,8 @@ static const struct endpoint s_endpoints[] = {
 	{ "/proc/net/ipv6_route", HTTP_EP_PROC_IPV6_ROUTE, http_ep_proc, 1, 0, 1 },
 	{ "/route", HTTP_EP_ROUTE4, http_ep_proc, 1, 1, 0 },
 	{ "/proc/net/route", HTTP_EP_PROC_ROUTE4, http_ep_proc, 1, 1, 0 },
-	{ "/routes", HTTP_EP_ROUTES, http_ep_routes, 0, 0,
-	  0 }, /* expires changes with time: no 304 */
+	/* expires changes with time: no 304 */
+	{ "/routes", HTTP_EP_ROUTES, http_ep_routes, 0, 0, 0 },
 	{ "/routes/lookup", HTTP_EP_LOOKUP, http_ep_lookup, 0, 0, 0 },
 	/* IPv4 routes have no lifetime: the IPv6 instance's */
 	{ "/expiring", HTTP_EP_EXPIRING, http_ep_expiring, 0, 0, 1 },
