@@ -90,13 +90,14 @@ static void usage(FILE *f)
 	       "                          (default 30; 0 = only when an RA announces itself)\n"
 	       "      --collector-nice N  nice value of the collector thread (default 10), so\n"
 	       "                          that following a burst never slows the kernel's writers\n"
-	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace)\n"
+	       "      --proc-file PATH    keep PATH equal to the proc text (atomic replace;\n"
+	       "                          IPv6 followed)\n"
 	       "      --proc-file4 PATH   the same for /proc/net/route (IPv4 followed)\n"
 	       "      --family inet6|inet|all  the address families to follow (default all:\n"
 	       "                          IPv4 is served at /route and with family=inet on\n"
 	       "                          /routes, /events and /changes; inet6 follows IPv6\n"
-	       "                          alone; the daemon needs IPv6: inet alone goes with\n"
-	       "                          --once)\n"
+	       "                          alone, inet IPv4 alone, the default of family=\n"
+	       "                          then; the other family's paths answer 404)\n"
 	       "      --once              print one snapshot to stdout and exit\n"
 	       "      --format proc|json|proc4|json4  format for --once (default proc):\n"
 	       "                          proc and json print the --family chosen (IPv6 by\n"
@@ -142,8 +143,8 @@ static void usage(FILE *f)
 }
 
 /*
- * The IPv4 instance (--family all): its collector, chain, change history and counters, beside
- * the IPv6 one's. Main thread.
+ * The IPv4 instance (--family all or inet): its collector, chain, change history and counters,
+ * beside the IPv6 one's or alone. Main thread.
  */
 struct inst4 {
 	struct snapshot_chain *chain;
@@ -162,8 +163,8 @@ static void inst4_stop(struct inst4 *i)
 	memset(i, 0, sizeof(*i));
 }
 
-/* Start the IPv4 instance with the IPv6 one's options o and history options eo. 0 or a
- * negative errno (then nothing of it is left). */
+/* Start the IPv4 instance with the IPv6 one's options o (its chain, history and counters
+ * are not used) and history options eo. 0 or a negative errno (then nothing of it is left). */
 static int inst4_start(struct inst4 *i, const struct collector_opts *o,
 		       const struct events_opts *eo)
 {
@@ -363,7 +364,7 @@ int main(int argc, char **argv)
 	struct collector *coll = NULL;
 	struct events_history *history = NULL;
 	struct collector_stats *cstats = NULL; /* allocated once the options are read */
-	struct inst4 v4 = { 0 };	       /* --family all: the IPv4 instance */
+	struct inst4 v4 = { 0 };	       /* --family all or inet: the IPv4 instance */
 	struct collector_opts copts = {
 		.interval_s = 300, .debounce_ms = 30, .nice = 10, .ra_refresh_s = 30
 	};
@@ -596,9 +597,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtsnapd: --proc-file4 needs IPv4 followed (not --family inet6)\n");
 		return 2;
 	}
-	if (families == ONCE_INET) {
-		fprintf(stderr, "rtsnapd: the daemon follows IPv4 beside IPv6 (--family all); "
-				"--family inet alone goes with --once\n");
+	if (proc_file && !(families & ONCE_INET6)) {
+		fprintf(stderr, "rtsnapd: --proc-file needs IPv6 followed (not --family inet)\n");
 		return 2;
 	}
 	if (!nlisten)
@@ -664,10 +664,13 @@ int main(int argc, char **argv)
 	/* an event holds one publication's change: at most what a stream may lag behind */
 	eopts.max_event =
 	    eopts.bytes / 4 < sopts.queue_bytes / 2 ? eopts.bytes / 4 : sopts.queue_bytes / 2;
-	cstats = calloc(1, sizeof(*cstats));
-	ret = cstats ? snapshot_chain_new(&chain) : -ENOMEM;
-	if (!ret)
-		ret = events_new(&eopts, &history);
+	ret = 0;
+	if (families & ONCE_INET6) { /* the IPv6 instance: not with --family inet */
+		cstats = calloc(1, sizeof(*cstats));
+		ret = cstats ? snapshot_chain_new(&chain) : -ENOMEM;
+		if (!ret)
+			ret = events_new(&eopts, &history);
+	}
 	if (ret) {
 		log_err("cannot start: %s", strerror(-ret));
 		webconfig_free(web);
@@ -678,17 +681,19 @@ int main(int argc, char **argv)
 	copts.chain = chain;
 	copts.history = history;
 	copts.stats = cstats;
-	sopts.history = history;
-	ret = collector_start(&copts, &coll);
-	if (ret)
-		log_err("cannot take the first snapshot: %s", strerror(-ret));
+	sopts.history = history; /* NULL with --family inet */
+	if (chain) {
+		ret = collector_start(&copts, &coll);
+		if (ret)
+			log_err("cannot take the first snapshot: %s", strerror(-ret));
+	}
 	if (!ret && (families & ONCE_INET)) {
 		ret = inst4_start(&v4, &copts, &eopts);
 		if (ret)
 			log_err("cannot take the first IPv4 snapshot: %s", strerror(-ret));
 	}
 	if (!ret) {
-		sopts.history4 = v4.history; /* NULL without --family all */
+		sopts.history4 = v4.history; /* NULL with --family inet6 */
 		ret = http_events_start(&sopts);
 		if (ret)
 			log_err("cannot start the change stream: %s", strerror(-ret));
@@ -729,16 +734,21 @@ int main(int argc, char **argv)
 					   .max_pinned_bytes = max_pinned,
 					   .max_pinned_factor = pinned_factor,
 					   .web = web };
-		struct http_instance inst[2] = {
-			{ .family = AF_INET6, .chain = chain, .history = history, .stats = cstats },
-			{ .family = AF_INET,
-			  .chain = v4.chain,
-			  .history = v4.history,
-			  .stats = v4.stats },
-		};
+		struct http_instance inst[2];
+		unsigned int ninst = 0;
 
+		if (chain) /* one per family followed */
+			inst[ninst++] = (struct http_instance){ .family = AF_INET6,
+								.chain = chain,
+								.history = history,
+								.stats = cstats };
+		if (v4.chain)
+			inst[ninst++] = (struct http_instance){ .family = AF_INET,
+								.chain = v4.chain,
+								.history = v4.history,
+								.stats = v4.stats };
 		hopts.inst = inst;
-		hopts.ninst = v4.chain ? 2 : 1;
+		hopts.ninst = ninst;
 		ret = http_start(&hopts);
 	}
 	if (ret) {

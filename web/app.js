@@ -80,6 +80,8 @@
 
   // /status's object for the family shown: the top level (IPv6) or its "inet" (IPv4)
   function famStatus(s) { return s && st.family === 'inet' ? s.inet || null : s; }
+  // rtsnapd --family inet: IPv4 alone, whose state /status has at the top level and in "inet"
+  function only4(s) { return !!s && s.family === 'inet'; }
   function famGen(s) { const f = famStatus(s); return f ? f.generation : null; }
 
   async function fetchJSON(url, headers) {
@@ -118,7 +120,7 @@
     const s0 = st.status;
     const s = famStatus(s0);
     if (!s) return;
-    $('family').hidden = !s0.inet; // offered only when rtsnapd follows IPv4
+    $('family').hidden = !s0.inet || only4(s0); // offered only when rtsnapd follows both
     setText('f-version', s0.version);
     setText('f-gen', s.generation);
     setText('f-taken', s.taken_at.replace('T', ' ').replace('Z', ' UTC'));
@@ -381,6 +383,7 @@
   }
   function startBrowse(p) {
     if (p.get('family') === 'inet' && st.status && !st.status.inet) p.delete('family'); // not followed
+    if (only4(st.status)) p.set('family', 'inet'); // IPv6 not followed
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
     const fam = p.get('family') === 'inet' ? 'inet' : 'inet6';
@@ -671,7 +674,7 @@
     if (!st.status) return;
     const t = Date.now();
     for (const [fam, s] of [['inet6', st.status], ['inet', st.status.inet]]) {
-      if (!s) continue;
+      if (!s || (fam === 'inet6' && only4(st.status))) continue;
       const h = st.history[fam];
       h.push({ t: t, routes: s.routes });
       if (h.length > HISTORY_MAX) h.shift();
@@ -680,16 +683,17 @@
   }
 
   // A /status body (200): keep it; IPv4 selected but no longer followed (rtsnapd restarted
-  // without --family all, or a link to an IPv4 view): back to IPv6 (true: the views must be
-  // read again).
+  // without --family all, or a link to an IPv4 view): back to IPv6; IPv6 selected but IPv4
+  // followed alone (--family inet): to IPv4 (true: the views must be read again).
   function takeStatus(res) {
     st.status = res.body;
     st.statusAt = performance.now();
     st.etag = res.headers.get('ETag');
-    if (st.family === 'inet' && !st.status.inet) {
-      st.family = 'inet6';
+    const want = only4(st.status) ? 'inet' : st.family === 'inet' && !st.status.inet ? 'inet6' : st.family;
+    if (want !== st.family) {
+      st.family = want;
       const p = new URLSearchParams(st.page.qs);
-      p.delete('family');
+      if (want === 'inet') p.set('family', 'inet'); else p.delete('family');
       formFromFilter(p);
       st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
       if (location.hash.startsWith('#routes?')) history.replaceState(null, '', '#routes?' + p.toString());

@@ -36,9 +36,10 @@ struct http_opts {
 	unsigned int max_pinned_factor;
 	struct webconfig *web; /* --web-config-file (TLS, basic auth) or NULL; owned by
 					  http from http_start() on, freed on failure too */
-	/* the instances it serves, one per family followed: the IPv6 one (required) serves
-	 * every path but /route and /proc/net/route, which the IPv4 one serves (404 without
-	 * it); /routes?family= reads either or both */
+	/* the instances it serves, one per family followed (at least one): the IPv6 one
+	 * serves every path but /route and /proc/net/route, which the IPv4 one serves (404
+	 * without it); /routes?family= reads either or both. With the IPv4 one alone, it
+	 * serves every path, family= defaults to inet and the IPv6 paths answer 404 */
 	const struct http_instance *inst;
 	unsigned int ninst;
 };

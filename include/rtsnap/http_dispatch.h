@@ -16,8 +16,9 @@ struct webconfig;
 
 /* What a daemon serves with (the callbacks' cls); lives as long as the daemon. */
 struct http_site {
-	struct snapshot_chain *chain;	      /* what it serves */
-	const struct collector_stats *stats;  /* the counters of chain's instance */
+	struct snapshot_chain *chain;	     /* what it serves: IPv6's, or IPv4's alone */
+	const struct collector_stats *stats; /* the counters of chain's instance */
+	int no_inet6; /* 1: IPv6 not followed; chain and stats are chain4's and stats4's */
 	struct snapshot_chain *chain4;	      /* the IPv4 instance's, or NULL (not followed) */
 	const struct collector_stats *stats4; /* its counters, or NULL */
 	struct webconfig *wc;		      /* the web configuration, or NULL */

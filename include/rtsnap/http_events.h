@@ -24,11 +24,12 @@
 #define HTTP_EVENTS_MAX_LISTEN 8 /* listeners whose streams are counted apart */
 
 struct http_events_opts {
-	size_t queue_bytes;		/* a stream further behind the newest event is dropped */
-	unsigned int heartbeat_s;	/* a comment after this long without anything to send */
-	struct events_history *history; /* what the streams and /changes read; the caller's */
-	/* the IPv4 instance's (--family all), read with family=inet and all; NULL: not
-	 * followed */
+	size_t queue_bytes;	  /* a stream further behind the newest event is dropped */
+	unsigned int heartbeat_s; /* a comment after this long without anything to send */
+	/* the IPv6 instance's: what the streams and /changes read by default; the caller's.
+	 * NULL: IPv6 not followed (--family inet): history4 is then the default */
+	struct events_history *history;
+	/* the IPv4 instance's, read with family=inet and all; NULL: not followed */
 	struct events_history *history4;
 	unsigned int max_streams; /* per listener: a new one beyond evicts the oldest; 0: none */
 };
@@ -47,7 +48,8 @@ void http_events_stop(void);
 void http_events_close(const void *owner);
 void http_events_closed(const void *owner);
 
-/* Any thread: the stream families of /metrics. */
+/* Any thread: the stream families of /metrics; the history ones are the IPv6 instance's, or
+ * the IPv4 one's when IPv6 is not followed. */
 void http_events_metrics(struct strbuf *sb);
 
 #endif

@@ -51,6 +51,9 @@ struct http_req {
 	struct snapshot_chain *chain4;	     /* the IPv4 instance's chain, or NULL (not followed) */
 	const struct collector_stats *stats; /* the counters of the instance snap comes from */
 	const struct collector_stats *stats4; /* the IPv4 instance's counters, or NULL */
+	/* 1: IPv6 is not followed (--family inet); snap and stats are then the IPv4 instance's,
+	 * as chain4 and stats4 are, and family= defaults to inet */
+	int no_inet6;
 	int64_t now_ms;
 	struct http_arg args[HTTP_MAX_ARGS];
 	unsigned int nargs;
@@ -115,6 +118,12 @@ int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Re
  * *(const char **)cls. */
 enum MHD_Result http_find_nul(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
 			      const char *value, size_t value_size);
+/*
+ * family= of rq (/routes, /events, /changes): AF_INET6, AF_INET, or AF_UNSPEC for all. Absent,
+ * the family the daemon follows by default: inet6, or inet when IPv6 is not followed. A
+ * family not followed is a 404, another value a 400: -1 with that result queued in *res.
+ */
+int http_family(struct http_req *rq, enum MHD_Result *res);
 /* If no snapshot is published yet, queue a 503 and return 1 (result in *res). */
 int http_no_snapshot(struct http_req *rq, enum MHD_Result *res);
 

@@ -58,8 +58,9 @@ void render_metrics_scrape(const struct snapshot *s, const struct collector_stat
 			   int64_t now_ms, struct strbuf *sb);
 /*
  * Any thread. The same for the IPv6 instance (s, st; its samples unlabelled, as above) and
- * the IPv4 one (s4, NULL when none is published yet, and st4; NULL st4: the IPv6 one alone):
- * each family once, the IPv6 samples, then the IPv4 ones labelled family="inet".
+ * the IPv4 one (s4, NULL when none is published yet, and st4; NULL st4: the IPv6 one alone;
+ * NULL s and st: the IPv4 one alone, still labelled): each family once, the IPv6 samples,
+ * then the IPv4 ones labelled family="inet".
  */
 void render_metrics_scrape2(const struct snapshot *s, const struct collector_stats *st,
 			    const struct snapshot *s4, const struct collector_stats *st4,

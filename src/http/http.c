@@ -60,8 +60,9 @@ struct http_gen {
 };
 
 static struct http_gen *s_cur, *s_retired;
-static struct snapshot_chain *s_chain;	 /* what it serves; set by http_start() */
-static struct collector_stats *s_stats;	 /* its instance's counters; likewise */
+static struct snapshot_chain *s_chain;	/* what it serves; set by http_start() */
+static struct collector_stats *s_stats; /* its instance's counters; likewise */
+static int s_no_inet6; /* IPv6 not followed: s_chain and s_stats are the IPv4 instance's */
 static struct collector_stats *s_stats4; /* the IPv4 instance's, or NULL; likewise */
 static struct snapshot_chain *s_chain4;	 /* the IPv4 instance's, or NULL; likewise */
 static unsigned int s_nlisten, s_threads, s_limit, s_timeout_s;
@@ -180,6 +181,7 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 			gw->site.chain = s_chain;
 			gw->site.listener = i;
 			gw->site.stats = s_stats;
+			gw->site.no_inet6 = s_no_inet6;
 			gw->site.stats4 = s_stats4;
 			gw->site.chain4 = s_chain4;
 			/* no internal thread: a worker runs it (http_worker.h); connections come
@@ -267,10 +269,17 @@ int http_start(const struct http_opts *o)
 			s_stats = o->inst[i].stats;
 		}
 	}
+	/* the IPv6 instance serves every path but IPv4's; without it the IPv4 one serves them
+	 * all (the IPv6 paths answer 404) and --max-pinned-bytes bounds what it pins */
+	s_no_inet6 = !s_chain;
+	if (s_no_inet6) {
+		s_chain = s_chain4;
+		s_stats = s_stats4;
+	}
 	if (!s_chain) {
 		webconfig_free(o->web);
 		auth_stop();
-		return -EINVAL; /* the IPv6 instance serves every other path */
+		return -EINVAL;
 	}
 	http_pin_set_limit(s_chain, o->max_pinned_bytes, o->max_pinned_factor);
 	snapshot_set_retire_hook(s_chain, http_pin_retired);

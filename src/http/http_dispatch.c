@@ -7,7 +7,9 @@
  * A request takes a snapshot reference (snapshot_acquire) before its handler runs: of the IPv4
  * instance for /route and /proc/net/route, of the family /routes?family= names (both for
  * all), of the IPv6 instance otherwise (for /status, with IPv4 followed, of both: its body and
- * its ETag name both generations, so that an IPv4 change is not a 304); a response
+ * its ETag name both generations, so that an IPv4 change is not a 304). With IPv6 not
+ * followed (--family inet) the IPv4 instance takes the IPv6 one's place, and the IPv6 paths
+ * answer 404 as the IPv4 ones do without IPv4; a response
  * that points into the snapshot keeps that reference (http_reply.c), anything else is released
  * here when the handler returns.
  */
@@ -29,23 +31,26 @@ struct endpoint {
 	enum MHD_Result (*fn)(struct http_req *rq);
 	int etag; /* supports If-None-Match on the snapshot generation (2: both instances') */
 	int v4;	  /* served from the IPv4 instance */
+	int v6;	  /* served from the IPv6 instance alone (404 when it is not followed) */
 };
 
 /* "/" also serves every other path http_web_path() knows (the web page's files) */
 static const struct endpoint s_endpoints[] = {
-	{ "/ipv6_route", HTTP_EP_IPV6_ROUTE, http_ep_proc, 1, 0 },
-	{ "/proc/net/ipv6_route", HTTP_EP_PROC_IPV6_ROUTE, http_ep_proc, 1, 0 },
-	{ "/route", HTTP_EP_ROUTE4, http_ep_proc, 1, 1 },
-	{ "/proc/net/route", HTTP_EP_PROC_ROUTE4, http_ep_proc, 1, 1 },
-	{ "/routes", HTTP_EP_ROUTES, http_ep_routes, 0, 0 }, /* expires changes with time: no 304 */
-	{ "/routes/lookup", HTTP_EP_LOOKUP, http_ep_lookup, 0, 0 },
-	{ "/expiring", HTTP_EP_EXPIRING, http_ep_expiring, 0, 0 },
-	{ "/metrics", HTTP_EP_METRICS, http_ep_metrics, 0, 0 },
-	{ "/status", HTTP_EP_STATUS, http_ep_status, 2, 0 },
-	{ "/healthz", HTTP_EP_HEALTHZ, http_ep_healthz, 0, 0 },
-	{ "/", HTTP_EP_WEB, http_ep_web, 0, 0 },
-	{ "/events", HTTP_EP_EVENTS, http_ep_events, 0, 0 },
-	{ "/changes", HTTP_EP_CHANGES, http_ep_changes, 0, 0 },
+	{ "/ipv6_route", HTTP_EP_IPV6_ROUTE, http_ep_proc, 1, 0, 1 },
+	{ "/proc/net/ipv6_route", HTTP_EP_PROC_IPV6_ROUTE, http_ep_proc, 1, 0, 1 },
+	{ "/route", HTTP_EP_ROUTE4, http_ep_proc, 1, 1, 0 },
+	{ "/proc/net/route", HTTP_EP_PROC_ROUTE4, http_ep_proc, 1, 1, 0 },
+	/* expires changes with time: no 304 */
+	{ "/routes", HTTP_EP_ROUTES, http_ep_routes, 0, 0, 0 },
+	{ "/routes/lookup", HTTP_EP_LOOKUP, http_ep_lookup, 0, 0, 0 },
+	/* IPv4 routes have no lifetime: the IPv6 instance's */
+	{ "/expiring", HTTP_EP_EXPIRING, http_ep_expiring, 0, 0, 1 },
+	{ "/metrics", HTTP_EP_METRICS, http_ep_metrics, 0, 0, 0 },
+	{ "/status", HTTP_EP_STATUS, http_ep_status, 2, 0, 0 },
+	{ "/healthz", HTTP_EP_HEALTHZ, http_ep_healthz, 0, 0, 0 },
+	{ "/", HTTP_EP_WEB, http_ep_web, 0, 0, 0 },
+	{ "/events", HTTP_EP_EVENTS, http_ep_events, 0, 0, 0 },
+	{ "/changes", HTTP_EP_CHANGES, http_ep_changes, 0, 0, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
@@ -183,11 +188,15 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 		return http_send_error(&rq, 404, "no such endpoint: %.128s", url);
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, http_collect_arg, &rq);
 	rq.chain4 = site->chain4;
+	rq.no_inet6 = site->no_inet6;
 	if (e->v4 && !site->chain4)
 		return http_send_error(&rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
+	if (e->v6 && site->no_inet6)
+		return http_send_error(&rq, 404,
+				       "IPv6 is not followed: start rtsnapd with --family all");
 	rq.snap = snapshot_acquire(e->v4 ? site->chain4 : site->chain);
-	if (e->etag == 2 && site->chain4 && rq.snap)
+	if (e->etag == 2 && site->chain4 && !site->no_inet6 && rq.snap)
 		rq.snap2 = snapshot_acquire(site->chain4);
 	rq.stats = site->stats;
 	rq.stats4 = site->stats4;

@@ -107,7 +107,7 @@ static unsigned int s_max_streams = UINT_MAX;	    /* per listener */
 static unsigned int s_live[HTTP_EVENTS_MAX_LISTEN]; /* streams not evicted; under s_lock */
 static uint64_t s_next_id = 1;			    /* under s_lock */
 static pthread_t s_thread;
-static struct events_history *s_hist;  /* set by http_events_start() */
+static struct events_history *s_hist;  /* set by http_events_start(); NULL: IPv6 not followed */
 static struct events_history *s_hist4; /* the IPv4 instance's, or NULL; likewise */
 
 static struct { /* atomic */
@@ -394,9 +394,10 @@ static void resume_locked(struct stream *st)
 
 static void sweep(int64_t now)
 {
-	struct events_window w6, w4 = { 0 };
+	struct events_window w6 = { 0 }, w4 = { 0 };
 
-	events_window(s_hist, &w6);
+	if (s_hist)
+		events_window(s_hist, &w6);
 	if (s_hist4)
 		events_window(s_hist4, &w4);
 	pthread_mutex_lock(&s_lock);
@@ -511,7 +512,8 @@ int http_events_start(const struct http_events_opts *o)
 		goto fail;
 	}
 	s_running = 1;
-	events_set_notify(s_hist, wake_up);
+	if (s_hist)
+		events_set_notify(s_hist, wake_up);
 	if (s_hist4)
 		events_set_notify(s_hist4, wake_up);
 	return 0;
@@ -528,7 +530,8 @@ void http_events_stop(void)
 {
 	if (!s_running)
 		return;
-	events_set_notify(s_hist, NULL);
+	if (s_hist)
+		events_set_notify(s_hist, NULL);
 	if (s_hist4)
 		events_set_notify(s_hist4, NULL);
 	__atomic_store_n(&s_stop, 1, __ATOMIC_RELEASE);
@@ -631,32 +634,28 @@ struct ev_args {
 };
 
 /*
- * family= of rq: the histories to read (a->hist, a->nfam), with rq->snap the snapshot of
- * the instance (the IPv4 one's for family=inet, whose filters then take IPv4 addresses) and,
- * for family=all, rq->snap2 the IPv4 one's. 1 to go on, 0 with an error queued in *res.
+ * family= of rq (http_family(): inet when IPv6 is not followed): the histories to read
+ * (a->hist, a->nfam), with rq->snap the snapshot of the instance (the IPv4 one's for
+ * family=inet, whose filters then take IPv4 addresses) and, for family=all, rq->snap2 the
+ * IPv4 one's. 1 to go on, 0 with an error queued in *res.
  */
 static int parse_family(struct http_req *rq, struct ev_args *a, enum MHD_Result *res)
 {
-	const char *fam = http_arg(rq, "family");
-	int all;
+	int af = http_family(rq, res);
 
+	if (af < 0)
+		return 0;
 	a->nfam = 1;
 	a->hist[0] = s_hist;
-	if (!fam || !strcmp(fam, "inet6"))
+	if (af == AF_INET6)
 		return 1;
-	all = !strcmp(fam, "all");
-	if (!all && strcmp(fam, "inet")) {
-		*res = http_send_error(rq, 400,
-				       "bad value for 'family': inet6 (the default), inet or all");
-		return 0;
-	}
-	if (!s_hist4 || !rq->chain4) { /* as /routes?family=inet and all */
+	if (!s_hist4) { /* as /routes?family=inet and all */
 		*res = http_send_error(rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
 		return 0;
 	}
 	a->hist[0] = s_hist4;
-	if (all) {
+	if (af == AF_UNSPEC) {
 		a->nfam = 2;
 		a->hist[1] = s_hist;
 		rq->snap2 = snapshot_acquire(rq->chain4);
@@ -1036,11 +1035,15 @@ enum MHD_Result http_ep_changes(struct http_req *rq)
 
 void http_events_metrics(struct strbuf *sb)
 {
-	struct events_window w;
-	struct events_stats es;
+	/* the IPv6 instance's history, or the IPv4 one's when it is the only one followed */
+	struct events_history *h = s_hist ? s_hist : s_hist4;
+	struct events_window w = { 0 };
+	struct events_stats es = { 0 };
 
-	events_window(s_hist, &w);
-	events_stats(s_hist, &es);
+	if (h) {
+		events_window(h, &w);
+		events_stats(h, &es);
+	}
 	strbuf_appendf(
 	    sb,
 	    "# HELP rtsnap_event_streams Open /events streams.\n"

@@ -106,12 +106,16 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 		return res;
 	/* with --family all the IPv4 instance's route series too (its snapshot, once published,
 	 * is held by the response like rq->snap) */
-	if (rq->chain4)
+	if (rq->chain4 && !rq->no_inet6)
 		rq->snap2 = snapshot_acquire(rq->chain4);
 	gzip = http_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	strbuf_reserve(&dyn, 8192);
-	render_metrics_scrape2(rq->snap, rq->stats, rq->snap2, rq->stats4, rq->now_ms, &dyn);
+	if (rq->no_inet6) /* IPv4 alone: its samples labelled family="inet" as beside IPv6 */
+		render_metrics_scrape2(NULL, NULL, rq->snap, rq->stats, rq->now_ms, &dyn);
+	else
+		render_metrics_scrape2(rq->snap, rq->stats, rq->snap2, rq->stats4, rq->now_ms,
+				       &dyn);
 	http_count_render(&dyn);
 	render_pinned(&dyn);
 	render_auth(&dyn);

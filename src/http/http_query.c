@@ -235,7 +235,7 @@ static enum MHD_Result routes_all(struct http_req *rq)
 enum MHD_Result http_ep_routes(struct http_req *rq)
 {
 	const char *hdrs[3] = { "X-Next-After", NULL, NULL };
-	const char *fam;
+	int af;
 	struct query q = { 0 };
 	struct query_result res;
 	enum MHD_Result mres;
@@ -243,17 +243,12 @@ enum MHD_Result http_ep_routes(struct http_req *rq)
 
 	if (!args_ok(rq, routes_params(), &mres))
 		return mres;
-	fam = http_arg(rq, "family");
-	if (fam && strcmp(fam, "inet6")) {
-		int all = !strcmp(fam, "all");
+	af = http_family(rq, &mres);
+	if (af < 0)
+		return mres;
+	if (af != AF_INET6) {
+		int all = af == AF_UNSPEC;
 
-		if (!all && strcmp(fam, "inet"))
-			return http_send_error(rq, 400,
-					       "bad value for 'family': inet6 (the default), inet "
-					       "or all");
-		if (!rq->chain4)
-			return http_send_error(
-			    rq, 404, "IPv4 is not followed: start rtsnapd with --family all");
 		/* the IPv4 snapshot: in place of the IPv6 one, or beside it */
 		if (all) {
 			rq->snap2 = snapshot_acquire(rq->chain4);
@@ -304,6 +299,9 @@ enum MHD_Result http_ep_lookup(struct http_req *rq)
 			return http_send_error(rq, 400, "%s", err);
 	if (query_lookup_check(&lq, err, sizeof(err)))
 		return http_send_error(rq, 400, "%s", err);
+	if (lq.family == AF_INET6 && rq->no_inet6)
+		return http_send_error(rq, 404,
+				       "IPv6 is not followed: start rtsnapd with --family all");
 	if (lq.family == AF_INET) {
 		/* an IPv4 address: the IPv4 instance's snapshot in place of the IPv6 one */
 		if (!rq->chain4)

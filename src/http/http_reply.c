@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "rtsnap/http_conn.h"
 #include "rtsnap/http_count.h"
@@ -404,6 +405,38 @@ int http_args_check(struct http_req *rq, const char *const *allowed, enum MHD_Re
 		}
 	}
 	return 0;
+}
+
+int http_family(struct http_req *rq, enum MHD_Result *res)
+{
+	const char *fam = http_arg(rq, "family");
+	int af;
+
+	if (!fam)
+		return rq->no_inet6 ? AF_INET : AF_INET6;
+	if (!strcmp(fam, "inet6")) {
+		af = AF_INET6;
+	} else if (!strcmp(fam, "inet")) {
+		af = AF_INET;
+	} else if (!strcmp(fam, "all")) {
+		af = AF_UNSPEC;
+	} else {
+		*res = http_send_error(rq, 400, "bad value for 'family': %s",
+				       rq->no_inet6 ? "inet (the default), inet6 or all"
+						    : "inet6 (the default), inet or all");
+		return -1;
+	}
+	if (af != AF_INET && rq->no_inet6) {
+		*res = http_send_error(rq, 404,
+				       "IPv6 is not followed: start rtsnapd with --family all");
+		return -1;
+	}
+	if (af != AF_INET6 && !rq->chain4) {
+		*res = http_send_error(rq, 404,
+				       "IPv4 is not followed: start rtsnapd with --family all");
+		return -1;
+	}
+	return af;
 }
 
 int http_no_snapshot(struct http_req *rq, enum MHD_Result *res)

@@ -99,7 +99,9 @@ static void status_faults(const struct collector_stats *st, json_t *o, int64_t n
 /*
  * The IPv6 instance at the top level (as before there was another), web_config, then with
  * --family all the IPv4 instance's own as "inet": its snapshot (rq->snap2, the one the ETag
- * "G.G4" names), counters and faults.
+ * "G.G4" names), counters and faults. "family" names the top level's instance: with IPv4
+ * alone (--family inet) the top level is the IPv4 instance's, which "inet" repeats, so that
+ * a client of either layout reads it (the ETag is then its generation alone).
  */
 enum MHD_Result http_ep_status(struct http_req *rq)
 {
@@ -112,6 +114,7 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 		return res;
 	o = json_object();
 	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
+	json_object_set_new(o, "family", json_string(rq->no_inet6 ? "inet" : "inet6"));
 	status_snapshot(rq->snap, rq->stats, o, rq->now_ms);
 	if (rq->web) {
 		const struct webconfig *wc = rq->web;
@@ -135,7 +138,8 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 	if (rq->chain4 && rq->stats4) { /* rq->snap2: the dispatcher took it for the ETag */
 		json_t *o4 = json_object();
 
-		status_snapshot(rq->snap2, rq->stats4, o4, rq->now_ms);
+		/* IPv4 alone: rq->snap, which the top level shows too */
+		status_snapshot(rq->no_inet6 ? rq->snap : rq->snap2, rq->stats4, o4, rq->now_ms);
 		status_faults(rq->stats4, o4, rq->now_ms);
 		json_object_set_new(o, "inet", o4);
 	}
@@ -148,7 +152,7 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 
 /*
  * "ok" (200) when every instance followed is fresh; else "stale" (503). The generation is the
- * IPv6 instance's.
+ * IPv6 instance's (the IPv4 one's when it is followed alone).
  */
 enum MHD_Result http_ep_healthz(struct http_req *rq)
 {

@@ -831,7 +831,10 @@ void render_metrics_scrape2(const struct snapshot *s, const struct collector_sta
 {
 	const struct scrape_inst in[2] = { { s, st, NULL }, { s4, st4, "inet" } };
 
-	render_scrape(in, st4 ? 2 : 1, now_ms, sb);
+	if (!st) /* IPv6 not followed */
+		render_scrape(&in[1], 1, now_ms, sb);
+	else
+		render_scrape(in, st4 ? 2 : 1, now_ms, sb);
 }
 
 /* ---- process metrics ---- */
