@@ -16,6 +16,9 @@ struct collector_opts {
 	unsigned int ra_refresh_s;
 	/* AF_INET: follow IPv4 (mirror4.h: its own sockets, mirror and rules); else IPv6 */
 	int family;
+	/* the named namespace to follow (/run/netns/NAME, netns.h: its sockets are opened in it);
+	 * NULL: the daemon's own. Copied. */
+	const char *netns;
 	struct snapshot_chain *chain;	/* where it publishes (snapshot.h); the caller's */
 	struct events_history *history; /* where it records each change (events.h); the caller's */
 	struct collector_stats *stats;	/* its counters (stats.h), zeroed; the caller's */
