@@ -29,6 +29,14 @@ int netns_name_valid(const char *name);
  * has created the file and not mounted it yet); on error the thread has not moved.
  */
 int netns_enter(const char *dir, const char *name, int *saved) __attribute__((warn_unused_result));
+/*
+ * A handle on the namespace dir/name (dir NULL = NETNS_DIR) in *fd, for netns_enter_fd() or
+ * setns(): it stays on that namespace even if the name is deleted and made again. 0 or a
+ * negative errno (-ENOENT: no such name).
+ */
+int netns_open(const char *dir, const char *name, int *fd) __attribute__((warn_unused_result));
+/* As netns_enter(), into the namespace of the handle fd (netns_open()); fd stays open. */
+int netns_enter_fd(int fd, int *saved) __attribute__((warn_unused_result));
 /* Back into the namespace saved by netns_enter(), and close the handle. 0 or a negative
  * errno (the thread stays where it is then: the caller should stop using it). */
 int netns_leave(int saved) __attribute__((warn_unused_result));

@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@
 #include <linux/if_addr.h>
 
 #include "rtsnap/builder.h"
+#include "rtsnap/cloop.h"
 #include "rtsnap/collector.h"
 #include "rtsnap/dump4.h"
 #include "rtsnap/events.h"
@@ -61,6 +63,7 @@
 #include "rtsnap/log.h"
 #include "rtsnap/mirror.h"
 #include "rtsnap/mirror4.h"
+#include "rtsnap/netns.h"
 #include "rtsnap/nlconn.h"
 #include "rtsnap/nlparse.h"
 #include "rtsnap/nlparse4.h"
@@ -94,7 +97,7 @@
 #define OVERFLOW_QUIET_MS 200
 #define PUBLISH_WAIT_FACTOR 39	    /* see publish() */
 #define PUBLISH_MIN_WAIT_US 4000    /* see publish() */
-#define HOLD_RCVBUF_MIN (16u << 20) /* see collector_main() */
+#define HOLD_RCVBUF_MIN (16u << 20) /* see coll_prepare() */
 #define HOLD_MAX_MS 100		    /* a longer wait (--debounce-ms, a failure) reads as it goes */
 #define OVERFLOW_WAIT_MAX_MS 5000
 /* A storm not worth following (see storm_check()): this much queued at least, and more
@@ -112,7 +115,7 @@
 #define RECOVER_MAX_MS 2000
 
 /* What the log says of the collector: which family, for the IPv4 one. */
-#define FAM(c) ((c)->v4 ? "IPv4: " : "")
+#define FAM(c) ((c)->tag)
 
 /*
  * The keys (table, order key) whose routes the collector changed since a resync's dump began,
@@ -149,17 +152,21 @@ struct rjob {
 	int done;		    /* atomic: d and ret are set */
 	int abort;		    /* atomic: the collector no longer wants the dump */
 	int evfd;		    /* the collector's: written when done */
+	int nsfd;		    /* the collector's namespace (entered by the thread), or -1 */
 	struct collector_stats *st; /* the collector's counters, for its socket's errors */
 };
 
 struct collector {
 	struct collector_opts opts;
 	struct collector_stats *st; /* the instance's counters (opts.stats, or collect_once's) */
-	pthread_t thread;
-	int running;
-	int evfd;   /* wakes the thread: resync request or stop */
-	int stop;   /* set by collector_stop() */
+	struct cloop_member member; /* its place in the collector thread's loop (cloop.h) */
+	int running;		    /* member of the loop */
+	int evfd;   /* wakes the loop for it: resync request, a resync's dump done */
 	int resync; /* set by collector_request_resync() */
+	int hold;   /* this pass leaves the notifications to gather (coll_prepare()) */
+	int nsfd;   /* the named namespace it follows (opts.netns), or -1: the daemon's */
+	char *netns;	/* its name (a copy), or NULL */
+	char tag[NETNS_NAME_MAX + 24]; /* log prefix: the namespace and family, or "" */
 	/* RTSNAP_TEST_FAIL_AFTER=N: publications after the Nth fail (tests) */
 	long fail_after, ok_count;
 	/* RTSNAP_TEST_NOMEM=K: the K builds after the first publication run out of memory */
@@ -1624,7 +1631,12 @@ static void *resync_dump(void *arg)
 		else
 			log_warn("resync: cannot set nice %d: %s", RESYNC_NICE, strerror(errno));
 	}
-	ret = pr ? nlconn_open(&conn, NLCONN_DUMP, j->st) : -ENOMEM;
+	ret = pr ? 0 : -ENOMEM;
+	/* a thread of its own: it enters the collector's namespace for good */
+	if (!ret && j->nsfd >= 0 && setns(j->nsfd, CLONE_NEWNET) < 0)
+		ret = -errno;
+	if (!ret)
+		ret = nlconn_open(&conn, NLCONN_DUMP, j->st);
 	conn.pace = 1; /* under churn the kernel's walks take turns with the route writers */
 	if (!ret && j->v4)
 		ret = full4_dump(&conn, 1, &j->abort, &j->intr, &j->d4);
@@ -1728,6 +1740,7 @@ static int resync_begin(struct collector *c, enum collector_trigger why)
 	j->why = why;
 	j->v4 = c->v4;
 	j->evfd = c->evfd;
+	j->nsfd = c->nsfd;
 	j->st = c->st;
 	j->t0 = snapshot_now_ms();
 	c->overrun = 0; /* what arrives from now on is news to the dump */
@@ -2141,148 +2154,122 @@ static int64_t publish_at(const struct collector *c)
 	return t;
 }
 
-static void *collector_main(void *arg)
+/*
+ * The loop's half of a pass (cloop.h): what this collector waits for, and until when. The
+ * evfd (a resync asked for, a resync's dump done) always; the notification socket unless
+ * what arrives is left to gather until the publication due soon (hold). Opens nothing.
+ */
+static int64_t coll_prepare(void *arg, struct pollfd pfd[2])
 {
 	struct collector *c = arg;
+	int64_t now = snapshot_now_ms(), wake = INT64_MAX, nus = now_us(), wake_us;
 
-	/* a burst of kernel changes is the kernel's work first: yield the CPU to its writers
-	 * (the nice value of a thread is its own on Linux) */
-	if (c->opts.nice > getpriority(PRIO_PROCESS, (id_t)gettid()) &&
-	    setpriority(PRIO_PROCESS, (id_t)gettid(), c->opts.nice) < 0) {
-		/* the packaged unit's SystemCallFilter (~@resources) refuses it: documented */
-		if (errno == EPERM || errno == EACCES)
-			log_debug("collector: nice %d refused by a sandbox; keeping the daemon's",
-				  c->opts.nice);
-		else
-			log_warn("collector: cannot set nice %d: %s", c->opts.nice,
-				 strerror(errno));
+	pfd[0] = (struct pollfd){ .fd = c->evfd, .events = POLLIN };
+	c->hold = 0;
+	if (c->recovering) {
+		/* out of memory: nothing but the fresh dump, when it is due (the mirror is
+		 * dropped at once, so that the memory it held is free meanwhile) */
+		return c->m || now >= c->recover_at ? nus : c->recover_at * 1000;
 	}
+	pfd[1] = (struct pollfd){ .fd = c->notify.fd, .events = POLLIN };
+	if (c->watching && c->notify.fd < 0)
+		wake = c->watch_at; /* the watch socket is opened in the step */
+	if (c->next_interval_ms && c->next_interval_ms < wake)
+		wake = c->next_interval_ms;
+	if (c->resync_why != TRIGGER__COUNT && c->resync_at < wake && !c->job && !c->adopting)
+		wake = c->resync_at; /* else when the one running is over */
+	if (c->next_ra_ms && c->next_ra_ms < wake)
+		wake = c->next_ra_ms;
+	if (silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring) < wake)
+		wake = silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring);
+	if (segment_reclaim_pending() && wake > now + 1100)
+		wake = now + 1100; /* freed segment memory to give back once idle */
+	if (c->adopting || (c->job && __atomic_load_n(&c->job->done, __ATOMIC_ACQUIRE)))
+		wake = now; /* a resync's merge goes on between reads and publications */
+	/* the deadlines above are in ms; a publication's in microseconds */
+	wake_us = wake == INT64_MAX ? INT64_MAX : wake * 1000;
+	if (c->dirty && publish_at(c) < wake_us)
+		wake_us = publish_at(c);
+	/* a publication is due soon (under churn: the pacing above): let what arrives
+	 * meanwhile gather in the socket and read it all then, rather than waking for
+	 * every message, if the buffer can hold that long */
+	c->hold = c->dirty && publish_at(c) > nus && publish_at(c) - nus <= HOLD_MAX_MS * 1000 &&
+		  c->notify.rcvbuf >= HOLD_RCVBUF_MIN;
+	/* a merge applies notifications as they come: the sooner one is read, the sooner
+	 * the merge knows not to undo it */
+	if (c->adopting)
+		c->hold = 0;
+	if (c->hold)
+		pfd[1].fd = -1;
+	return wake_us;
+}
 
-	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd[2] = { { .fd = c->evfd, .events = POLLIN },
-					 { .fd = c->notify.fd, .events = POLLIN } };
-		int64_t now = snapshot_now_ms(), wake = INT64_MAX, nus = now_us(), wake_us;
-		struct timespec timeout;
-		int empty = 1, hold;
+/* The loop's other half: what arrived or fell due (runs in the collector's namespace). */
+static void coll_step(void *arg, struct pollfd pfd[2])
+{
+	struct collector *c = arg;
+	int64_t now = snapshot_now_ms();
+	int empty = 1;
 
-		if (c->recovering) {
-			/* out of memory: nothing but the fresh dump, when it is due (the mirror
-			 * is dropped at once, so that the memory it held is free meanwhile) */
-			if (c->m)
-				recover_drop(c);
-			if (now < c->recover_at) {
-				struct pollfd ev = { .fd = c->evfd, .events = POLLIN };
-				int64_t d = c->recover_at - now;
-				uint64_t v;
+	if (pfd[0].revents & POLLIN) {
+		uint64_t v;
 
-				timeout.tv_sec = d / 1000;
-				timeout.tv_nsec = d % 1000 * 1000000;
-				if (ppoll(&ev, 1, &timeout, NULL) > 0 &&
-				    read(c->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-					log_debug("eventfd read: %s", strerror(errno));
-				continue;
-			}
+		if (read(c->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_debug("eventfd read: %s", strerror(errno));
+	}
+	if (c->recovering) {
+		if (c->m)
+			recover_drop(c);
+		if (now >= c->recover_at)
 			recover(c);
-			continue;
-		}
-
-		if (c->watching && c->notify.fd < 0) {
-			if (now >= c->watch_at) {
-				watch_open(c);
-				pfd[1].fd = c->notify.fd;
-			} else {
-				wake = c->watch_at;
-			}
-		}
-		if (c->next_interval_ms && c->next_interval_ms < wake)
-			wake = c->next_interval_ms;
-		if (c->resync_why != TRIGGER__COUNT && c->resync_at < wake && !c->job &&
-		    !c->adopting)
-			wake = c->resync_at; /* else when the one running is over */
-		if (c->next_ra_ms && c->next_ra_ms < wake)
-			wake = c->next_ra_ms;
-		if (silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring) < wake)
-			wake = silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring);
-		if (segment_reclaim_pending() && wake > now + 1100)
-			wake = now + 1100; /* freed segment memory to give back once idle */
-		if (c->adopting || (c->job && __atomic_load_n(&c->job->done, __ATOMIC_ACQUIRE)))
-			wake = now; /* a resync's merge goes on between reads and publications */
-		/* the deadlines above are in ms; a publication's in microseconds */
-		wake_us = wake == INT64_MAX ? INT64_MAX : wake * 1000;
-		if (c->dirty && publish_at(c) < wake_us)
-			wake_us = publish_at(c);
-		if (wake_us != INT64_MAX) {
-			int64_t d = wake_us > nus ? wake_us - nus : 0;
-
-			timeout.tv_sec = d / 1000000;
-			timeout.tv_nsec = d % 1000000 * 1000;
-		}
-		/* a publication is due soon (under churn: the pacing above): let what arrives
-		 * meanwhile gather in the socket and read it all then, rather than waking for
-		 * every message, if the buffer can hold that long */
-		hold = c->dirty && publish_at(c) > nus &&
-		       publish_at(c) - nus <= HOLD_MAX_MS * 1000 &&
-		       c->notify.rcvbuf >= HOLD_RCVBUF_MIN;
-		/* a merge applies notifications as they come: the sooner one is read, the sooner
-		 * the merge knows not to undo it */
-		if (c->adopting)
-			hold = 0;
-		if (ppoll(pfd, hold ? 1 : 2, wake_us == INT64_MAX ? NULL : &timeout, NULL) < 0 &&
-		    errno != EINTR)
-			break;
-		if (hold)
-			pfd[1].revents = now_us() >= publish_at(c) ? POLLIN : 0;
-		segment_reclaim();
-		if (pfd[0].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(c->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				log_debug("eventfd read: %s", strerror(errno));
-		}
-		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
-			break;
-		/* an overflow (POLLERR) is read as one */
-		if (pfd[1].revents == POLLIN && storm_check(c))
-			on_overflow(c, 1);
-		else if (pfd[1].revents & (POLLIN | POLLERR))
-			empty = drain(c, DRAIN_BUDGET_MS);
-		else if (hold)
-			empty = 0; /* not read: a targeted dump would be newer than what waits */
-		if (c->recovering)
-			continue; /* out of memory: a fresh dump, above */
-		if (c->next_ra_ms && snapshot_now_ms() >= c->next_ra_ms)
-			ra_refresh(c);
-		if (snapshot_now_ms() >=
-		    silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring))
-			silent_check(c);
-		if (empty)
-			run_targeted(c);
-		now = snapshot_now_ms();
-		if (__atomic_exchange_n(&c->resync, 0, __ATOMIC_ACQ_REL))
-			schedule_resync(c, TRIGGER_SIGNAL, now);
-		if (c->next_interval_ms && now >= c->next_interval_ms) {
-			schedule_resync(c, TRIGGER_INTERVAL, now);
-			c->next_interval_ms = now + (int64_t)c->opts.interval_s * 1000;
-		}
-		if (c->job && __atomic_load_n(&c->job->done, __ATOMIC_ACQUIRE))
-			resync_collect(c);
-		if (c->resync_why != TRIGGER__COUNT && now >= c->resync_at && !c->job &&
-		    !c->adopting) {
-			enum collector_trigger why = c->resync_why;
-
-			c->resync_why = TRIGGER__COUNT;
-			resync_begin(c, why);
-		}
-		if (c->adopting)
-			resync_step(c);
-		if (c->recovering)
-			continue;
-		if (c->dirty && now_us() >= publish_at(c)) {
-			if (publish(c, c->pub_why) == 0)
-				c->pub_why = TRIGGER_CHANGE;
-		}
+		return;
 	}
-	return NULL;
+	segment_reclaim();
+	if (c->watching && c->notify.fd < 0) {
+		if (now >= c->watch_at)
+			watch_open(c); /* polled from the next pass on */
+		pfd[1].revents = 0;
+	}
+	if (c->hold)
+		pfd[1].revents = now_us() >= publish_at(c) ? POLLIN : 0;
+	/* an overflow (POLLERR) is read as one */
+	if (pfd[1].revents == POLLIN && storm_check(c))
+		on_overflow(c, 1);
+	else if (pfd[1].revents & (POLLIN | POLLERR))
+		empty = drain(c, DRAIN_BUDGET_MS);
+	else if (c->hold)
+		empty = 0; /* not read: a targeted dump would be newer than what waits */
+	if (c->recovering)
+		return; /* out of memory: a fresh dump, next pass */
+	if (c->next_ra_ms && snapshot_now_ms() >= c->next_ra_ms)
+		ra_refresh(c);
+	if (snapshot_now_ms() >= silent_next_ms(&c->sil, mirror_has_nhobjs(c->m), c->nexpiring))
+		silent_check(c);
+	if (empty)
+		run_targeted(c);
+	now = snapshot_now_ms();
+	if (__atomic_exchange_n(&c->resync, 0, __ATOMIC_ACQ_REL))
+		schedule_resync(c, TRIGGER_SIGNAL, now);
+	if (c->next_interval_ms && now >= c->next_interval_ms) {
+		schedule_resync(c, TRIGGER_INTERVAL, now);
+		c->next_interval_ms = now + (int64_t)c->opts.interval_s * 1000;
+	}
+	if (c->job && __atomic_load_n(&c->job->done, __ATOMIC_ACQUIRE))
+		resync_collect(c);
+	if (c->resync_why != TRIGGER__COUNT && now >= c->resync_at && !c->job && !c->adopting) {
+		enum collector_trigger why = c->resync_why;
+
+		c->resync_why = TRIGGER__COUNT;
+		resync_begin(c, why);
+	}
+	if (c->adopting)
+		resync_step(c);
+	if (c->recovering)
+		return;
+	if (c->dirty && now_us() >= publish_at(c)) {
+		if (publish(c, c->pub_why) == 0)
+			c->pub_why = TRIGGER_CHANGE;
+	}
 }
 
 /* Open the sockets (notifications first, so nothing is lost between the dump and them) of a
@@ -2294,7 +2281,8 @@ static int coll_open(struct collector *c, struct collector_stats *st, int family
 	memset(c, 0, sizeof(*c));
 	c->st = st;
 	c->v4 = family == AF_INET;
-	c->dump.fd = c->notify.fd = c->evfd = -1;
+	c->dump.fd = c->notify.fd = c->evfd = c->nsfd = -1;
+	strcpy(c->tag, c->v4 ? "IPv4: " : "");
 	c->fail_after = -1;
 	c->resync_why = TRIGGER__COUNT;
 	c->pub_why = TRIGGER_CHANGE;
@@ -2333,8 +2321,11 @@ static void coll_close(struct collector *c)
 	free(c->roifs);
 	free(c->probes);
 	silent_free(&c->sil);
+	if (c->nsfd >= 0)
+		close(c->nsfd);
+	free(c->netns);
 	memset(c, 0, sizeof(*c));
-	c->dump.fd = c->notify.fd = c->sil.compat_fd = -1;
+	c->dump.fd = c->notify.fd = c->sil.compat_fd = c->nsfd = -1;
 }
 
 /* The first full dump: tried until one is trusted, then the last one is taken anyway. */
@@ -2387,12 +2378,33 @@ int collector_collect_once(struct snapshot **out)
 int collector_start(const struct collector_opts *o, struct collector **out)
 {
 	struct collector *c = malloc(sizeof(*c));
-	int ret;
+	int nsfd = -1, saved = -1, ret = 0;
 
 	if (!c)
 		return -ENOMEM;
+	/* the sockets, the compat sysctl and the first dump are taken inside the namespace
+	 * (everything opened there stays there); the loop enters it for each step */
+	if (o->netns) {
+		ret = netns_open(NULL, o->netns, &nsfd);
+		if (!ret)
+			ret = netns_enter_fd(nsfd, &saved);
+		if (ret) {
+			if (nsfd >= 0)
+				close(nsfd);
+			free(c);
+			return ret;
+		}
+	}
 	ret = coll_open(c, o->stats, o->family); /* zeroes it first */
 	c->opts = *o;
+	c->nsfd = nsfd;
+	if (o->netns) {
+		c->netns = strdup(o->netns);
+		if (!c->netns && !ret)
+			ret = -ENOMEM;
+		snprintf(c->tag, sizeof(c->tag), "netns %s: %s", o->netns, c->v4 ? "IPv4: " : "");
+	}
+	c->opts.netns = c->netns;
 	c->fail_after =
 	    getenv("RTSNAP_TEST_FAIL_AFTER") ? atol(getenv("RTSNAP_TEST_FAIL_AFTER")) : -1;
 	c->nomem_inject = getenv("RTSNAP_TEST_NOMEM") ? atol(getenv("RTSNAP_TEST_NOMEM")) : 0;
@@ -2408,6 +2420,10 @@ int collector_start(const struct collector_opts *o, struct collector **out)
 	if (!ret)
 		ret = publish(c, TRIGGER_STARTUP);
 	segment_reclaim_soon(); /* the first dump's buffers */
+	if (saved >= 0 && netns_leave(saved)) {
+		log_err("cannot come back to the daemon's namespace from %s", o->netns);
+		abort(); /* everything this thread opens later would be in the wrong one */
+	}
 	if (ret)
 		goto fail;
 	c->next_interval_ms =
@@ -2416,7 +2432,12 @@ int collector_start(const struct collector_opts *o, struct collector **out)
 			    ? snapshot_now_ms() + (int64_t)c->opts.ra_refresh_s * 1000
 			    : 0;
 	stats_set(c->st->interval_s, c->opts.interval_s);
-	ret = -pthread_create(&c->thread, NULL, collector_main, c);
+	c->member = (struct cloop_member){ .arg = c,
+					   .prepare = coll_prepare,
+					   .step = coll_step,
+					   .nsfd = c->nsfd,
+					   .nice = c->opts.nice };
+	ret = cloop_add(&c->member);
 	if (ret)
 		goto fail;
 	c->running = 1;
@@ -2437,25 +2458,19 @@ void collector_request_resync(struct collector *c)
 	if (!c)
 		return;
 	__atomic_store_n(&c->resync, 1, __ATOMIC_RELEASE);
-	if (write(c->evfd, &one, sizeof(one)) < 0) {
+	if (write(c->evfd, &one, sizeof(one)) < 0) { /* polled by the loop */
 		/* eventfd full: a wakeup is already pending */
 	}
 }
 
 void collector_stop(struct collector *c)
 {
-	uint64_t one = 1;
-
 	if (!c)
 		return;
-	if (c->running) {
-		__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-		if (write(c->evfd, &one, sizeof(one)) < 0)
-			log_debug("eventfd write: %s", strerror(errno));
-		pthread_join(c->thread, NULL);
-	}
+	if (c->running)
+		cloop_remove(&c->member); /* the loop runs it no more */
 	resync_cancel(c);
-	job_join(c, NULL, NULL); /* before its thread's eventfd goes */
+	job_join(c, NULL, NULL); /* before its eventfd goes */
 	close(c->evfd);
 	coll_close(c);
 	free(c);

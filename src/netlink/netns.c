@@ -27,32 +27,48 @@ int netns_name_valid(const char *name)
 	       strcmp(name, "..");
 }
 
-int netns_enter(const char *dir, const char *name, int *saved)
+int netns_open(const char *dir, const char *name, int *out)
 {
 	char path[PATH_MAX];
-	int fd, self, ret = 0;
+	int fd;
 
 	if (!netns_name_valid(name))
 		return -EINVAL;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir ? dir : NETNS_DIR, name) >=
 	    sizeof(path))
 		return -ENAMETOOLONG;
-	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return -errno;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		ret = -errno;
-	else if (setns(fd, CLONE_NEWNET) < 0)
-		ret = -errno; /* EINVAL: not a namespace (not mounted yet, or a stray file) */
-	if (fd >= 0)
-		close(fd);
-	if (ret) {
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+int netns_enter_fd(int fd, int *saved)
+{
+	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (self < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		int ret = -errno; /* EINVAL: not a namespace (not mounted yet, or a stray file) */
+
 		close(self);
 		return ret;
 	}
 	*saved = self;
 	return 0;
+}
+
+int netns_enter(const char *dir, const char *name, int *saved)
+{
+	int fd, ret = netns_open(dir, name, &fd);
+
+	if (ret)
+		return ret;
+	ret = netns_enter_fd(fd, saved);
+	close(fd);
+	return ret;
 }
 
 int netns_leave(int saved)
