@@ -62,6 +62,7 @@ struct collector_stats;
  * a reference on its namespace. */
 struct http_ns_view {
 	const char *name;
+	const char *text; /* name as valid UTF-8 (any other byte '?'), for JSON documents */
 	struct snapshot_chain *chain; /* IPv6's, or IPv4's alone (no_inet6) */
 	const struct collector_stats *stats;
 	int no_inet6;
@@ -79,6 +80,8 @@ int http_ns_list(struct http_ns ***out, size_t *n) __attribute__((warn_unused_re
 void http_ns_list_free(struct http_ns **v, size_t n);
 /* Any thread. How many are served (a gauge; may change right after). */
 size_t http_ns_count(void);
+/* Any thread holding a reference: one more (http_ns_put()). */
+void http_ns_hold(struct http_ns *ns);
 /* Any thread holding a reference: 1 once http_ns_remove() ran (its streams end). */
 int http_ns_gone(const struct http_ns *ns);
 const struct http_ns_view *http_ns_view(const struct http_ns *ns);

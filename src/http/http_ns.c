@@ -56,6 +56,29 @@ struct ns_table {
 static struct ns_table *s_table;   /* NULL: none served */
 static void (*s_notify)(void);	   /* the fan-out's wake-up (main thread) */
 
+/* Length of the valid UTF-8 sequence at p (no overlongs, surrogates or beyond U+10FFFF),
+ * 0 if there is none. */
+static size_t utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
+		    (p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
+			return 0;
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80 ||
+		    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
 static void ns_free(struct http_ns *ns)
 {
 	for (unsigned int i = 0; i < ns->ninst; i++) {
@@ -81,7 +104,7 @@ int http_ns_new(const char *name, const struct http_instance *inst, unsigned int
 		}
 		return -EINVAL;
 	}
-	ns = calloc(1, sizeof(*ns) + len + 1);
+	ns = calloc(1, sizeof(*ns) + 2 * (len + 1));
 	if (!ns) {
 		for (unsigned int i = 0; i < n; i++) {
 			snapshot_chain_free(inst[i].chain);
@@ -94,6 +117,17 @@ int http_ns_new(const char *name, const struct http_instance *inst, unsigned int
 	ns->refs = 1;
 	ns->ninst = n;
 	ns->v.name = ns->name;
+	ns->v.text = ns->name + len + 1;
+	for (size_t i = 0; i < len;) { /* JSON wants UTF-8: any other byte becomes '?' */
+		size_t k = utf8_len((const unsigned char *)name + i);
+
+		if (k) {
+			memcpy(ns->name + len + 1 + i, name + i, k);
+			i += k;
+		} else {
+			ns->name[len + 1 + i++] = '?';
+		}
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		ns->inst[i] = inst[i];
 		if (inst[i].family == AF_INET) {
@@ -291,6 +325,11 @@ size_t http_ns_count(void)
 	n = t ? t->n : 0;
 	urcu_bp_read_unlock();
 	return n;
+}
+
+void http_ns_hold(struct http_ns *ns)
+{
+	ns_get(ns);
 }
 
 int http_ns_gone(const struct http_ns *ns)
