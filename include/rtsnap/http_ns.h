@@ -53,6 +53,14 @@ void http_ns_remove(struct http_ns *ns);
  */
 void http_ns_put(struct http_ns *ns);
 
+/*
+ * Main thread, before http_start(). --metrics-netns-limit: per-namespace series in /metrics
+ * for at most n named namespaces (the lowest names); the others are summed into
+ * rtsnap_netns_omitted and rtsnap_netns_omitted_routes. Default HTTP_NS_METRICS_LIMIT.
+ */
+#define HTTP_NS_METRICS_LIMIT 100
+void http_ns_set_metrics_limit(unsigned int n);
+
 /* ---- for the HTTP modules (dispatch, events, status, metrics) ---- */
 
 struct snapshot_chain;
@@ -78,6 +86,8 @@ struct http_ns *http_ns_get(const char *name);
  * *out malloc()ed (NULL when *n is 0); free both with http_ns_list_free(). 0 or -ENOMEM. */
 int http_ns_list(struct http_ns ***out, size_t *n) __attribute__((warn_unused_result));
 void http_ns_list_free(struct http_ns **v, size_t n);
+/* Any thread: --metrics-netns-limit. */
+unsigned int http_ns_metrics_limit(void);
 /* Any thread. How many are served (a gauge; may change right after). */
 size_t http_ns_count(void);
 /* Any thread holding a reference: one more (http_ns_put()). */

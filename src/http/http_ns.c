@@ -55,6 +55,7 @@ struct ns_table {
 
 static struct ns_table *s_table;   /* NULL: none served */
 static void (*s_notify)(void);	   /* the fan-out's wake-up (main thread) */
+static unsigned int s_metrics_limit = HTTP_NS_METRICS_LIMIT; /* set before the workers start */
 
 /* Length of the valid UTF-8 sequence at p (no overlongs, surrogates or beyond U+10FFFF),
  * 0 if there is none. */
@@ -325,6 +326,16 @@ size_t http_ns_count(void)
 	n = t ? t->n : 0;
 	urcu_bp_read_unlock();
 	return n;
+}
+
+void http_ns_set_metrics_limit(unsigned int n)
+{
+	s_metrics_limit = n;
+}
+
+unsigned int http_ns_metrics_limit(void)
+{
+	return s_metrics_limit;
 }
 
 void http_ns_hold(struct http_ns *ns)
