@@ -245,9 +245,12 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 				res = http_send_error(&rq, 404,
 						      "/metrics is not per namespace: /metrics "
 						      "serves every one, labelled netns=\"NAME\"");
-			else if (all)
+			else if (all && all->ep == HTTP_EP_WEB)
 				res = http_send_error(&rq, 404,
-						      "%s is not per namespace: see %s itself",
+						      "the web page is not per namespace: see / "
+						      "(and /netns for the namespaces served)");
+			else if (all)
+				res = http_send_error(&rq, 404, "%s is not per namespace: see %s",
 						      all->path, all->path);
 			else
 				res = http_send_error(&rq, 404, "no such endpoint: %.128s", url);
