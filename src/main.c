@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@
 #include "rtsnap/events.h"
 #include "rtsnap/http.h"
 #include "rtsnap/http_events.h"
+#include "rtsnap/http_ns.h"
 #include "rtsnap/log.h"
+#include "rtsnap/netns.h"
 #include "rtsnap/once.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
@@ -35,6 +38,7 @@
 #include "rtsnap/webconfig.h"
 
 #define MAX_LISTEN 8
+#define MAX_NETNS 4096 /* --netns given at most this many times */
 #define RTSNAP_MMAP_THRESHOLD (256 * 1024) /* blocks this large are mmapped, returned on free */
 
 static volatile sig_atomic_t s_quit, s_reload;
@@ -137,6 +141,12 @@ static void usage(FILE *f)
 	       "                          web configuration; re-read on SIGHUP)\n"
 	       "      --metrics-routes    per-route series rtsnap_route_info in /metrics\n"
 	       "      --metrics-route-limit N  at most N routes in them (default 10000)\n"
+	       "      --netns NAME        also serve the named network namespace NAME\n"
+	       "                          (/run/netns/NAME, as ip netns makes them) at\n"
+	       "                          /netns/NAME/..., with the same --family (repeatable;\n"
+	       "                          with --once: print that namespace's snapshot)\n"
+	       "      --metrics-netns-limit N  per-namespace series in /metrics for at most N\n"
+	       "                          named namespaces (the lowest names; default 100)\n"
 	       "      --log-level LEVEL   err, warn, info (default) or debug\n"
 	       "  -h, --help              this text\n"
 	       "  -V, --version           print the version\n");
@@ -187,10 +197,82 @@ static int inst4_start(struct inst4 *i, const struct collector_opts *o,
 	return ret;
 }
 
-/* --once: proc4 and json4 name IPv4; otherwise the --family given, IPv6 by default. */
-static int run_once(const char *format, unsigned int families)
+/*
+ * A named namespace served beside the daemon's own (--netns): its instances (one per family
+ * followed) belong to ns (http_ns.h) from creation on; their collectors to main. Main thread.
+ */
+struct served_ns {
+	const char *name;
+	struct http_ns *ns;
+	struct collector *coll[2];
+};
+
+/* Stop serving sn, stop its collectors, drop main's reference (a zeroed or half-started one is
+ * fine): http_ns.h's order. */
+static void served_ns_stop(struct served_ns *sn)
 {
-	int json = strcmp(format, "json") == 0 || strcmp(format, "json4") == 0;
+	http_ns_remove(sn->ns);
+	for (unsigned int i = 0; i < 2; i++)
+		collector_stop(sn->coll[i]);
+	http_ns_put(sn->ns);
+	memset(sn, 0, sizeof(*sn));
+}
+
+/* Start sn->name's instances of families with the own namespace's collector options o and
+ * history options eo, and serve it. 0 or a negative errno (then nothing of it is left). */
+static int served_ns_start(struct served_ns *sn, unsigned int families,
+			   const struct collector_opts *o, const struct events_opts *eo)
+{
+	struct http_instance inst[2] = { { 0 }, { 0 } };
+	unsigned int n = 0;
+	int ret = 0;
+
+	for (unsigned int f = 0; f < 2 && !ret; f++) {
+		int af = f == 0 ? AF_INET6 : AF_INET;
+
+		if (!(families & (af == AF_INET6 ? ONCE_INET6 : ONCE_INET)))
+			continue;
+		inst[n].family = af;
+		inst[n].stats = calloc(1, sizeof(*inst[n].stats));
+		ret = inst[n].stats ? snapshot_chain_new(&inst[n].chain) : -ENOMEM;
+		if (!ret)
+			ret = events_new(eo, &inst[n].history);
+		n++;
+	}
+	if (ret) {
+		for (unsigned int i = 0; i < n; i++) {
+			snapshot_chain_free(inst[i].chain);
+			events_free(inst[i].history);
+			free(inst[i].stats);
+		}
+		return ret;
+	}
+	ret = http_ns_new(sn->name, inst, n, &sn->ns); /* takes them over, on failure too */
+	for (unsigned int i = 0; i < n && !ret; i++) {
+		struct collector_opts co = *o;
+
+		co.family = inst[i].family;
+		co.netns = sn->name;
+		co.chain = inst[i].chain;
+		co.history = inst[i].history;
+		co.stats = inst[i].stats;
+		ret = collector_start(&co, &sn->coll[i]);
+	}
+	if (!ret)
+		ret = http_ns_add(sn->ns);
+	if (ret) {
+		const char *name = sn->name;
+
+		served_ns_stop(sn);
+		sn->name = name;
+	}
+	return ret;
+}
+
+/* --once: proc4 and json4 name IPv4; otherwise the --family given, IPv6 by default. */
+static int run_once(const char *format, unsigned int families, const char *netns)
+{
+	int json = strcmp(format, "json") == 0 || strcmp(format, "json4") == 0, saved, ret;
 
 	if (!strcmp(format, "proc4") || !strcmp(format, "json4")) {
 		if (families && families != ONCE_INET) {
@@ -200,7 +282,17 @@ static int run_once(const char *format, unsigned int families)
 		}
 		families = ONCE_INET;
 	}
-	return once_write(STDOUT_FILENO, families ? families : ONCE_INET6, json) ? 1 : 0;
+	if (netns) { /* this thread dumps inside it: the sockets once_write() opens live there */
+		ret = netns_enter(NULL, netns, &saved);
+		if (ret) {
+			fprintf(stderr, "rtsnapd: --netns %s: %s\n", netns, strerror(-ret));
+			return 1;
+		}
+	}
+	ret = once_write(STDOUT_FILENO, families ? families : ONCE_INET6, json) ? 1 : 0;
+	if (netns && netns_leave(saved))
+		ret = 1;
+	return ret;
 }
 
 /* --max-pinned-bytes: "0", "Nx" (factor of the current snapshot), or bytes with k/M/G. */
@@ -320,6 +412,8 @@ int main(int argc, char **argv)
 		OPT_STREAM_HEARTBEAT,
 		OPT_FAMILY,
 		OPT_PROC_FILE4,
+		OPT_NETNS,
+		OPT_METRICS_NETNS_LIMIT,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -349,6 +443,8 @@ int main(int argc, char **argv)
 		{ "stream-heartbeat", required_argument, NULL, OPT_STREAM_HEARTBEAT },
 		{ "metrics-routes", no_argument, NULL, OPT_METRICS_ROUTES },
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
+		{ "netns", required_argument, NULL, OPT_NETNS },
+		{ "metrics-netns-limit", required_argument, NULL, OPT_METRICS_NETNS_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -376,6 +472,8 @@ int main(int argc, char **argv)
 	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
 					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
 	unsigned int families = 0; /* --family; 0: not given */
+	static struct served_ns netns[MAX_NETNS]; /* --netns, in the order given */
+	unsigned int nnetns = 0;
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
 	sigset_t block, orig;
@@ -535,6 +633,37 @@ int main(int argc, char **argv)
 			render_metrics_set_route_limit(lim);
 			break;
 		}
+		case OPT_NETNS:
+			if (!netns_name_valid(optarg)) {
+				fprintf(stderr,
+					"rtsnapd: bad --netns '%s': not a namespace name (1 to %d "
+					"bytes, no '/', not . or ..)\n",
+					optarg, NETNS_NAME_MAX);
+				return 2;
+			}
+			for (unsigned int i = 0; i < nnetns; i++)
+				if (!strcmp(netns[i].name, optarg)) {
+					fprintf(stderr, "rtsnapd: --netns '%s' given twice\n",
+						optarg);
+					return 2;
+				}
+			if (nnetns == MAX_NETNS) {
+				fprintf(stderr, "rtsnapd: at most %d --netns\n", MAX_NETNS);
+				return 2;
+			}
+			netns[nnetns++].name = optarg;
+			break;
+		case OPT_METRICS_NETNS_LIMIT: {
+			unsigned int lim;
+
+			if (parse_uint(optarg, 1000000, &lim)) {
+				fprintf(stderr, "rtsnapd: bad --metrics-netns-limit '%s'\n",
+					optarg);
+				return 2;
+			}
+			http_ns_set_metrics_limit(lim);
+			break;
+		}
 		case OPT_PROC_FILE:
 			proc_file = optarg;
 			break;
@@ -589,8 +718,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtsnapd: --format goes with --once\n");
 		return 2;
 	}
+	if (once && nnetns > 1) {
+		fprintf(stderr, "rtsnapd: --once prints one namespace: one --netns at most\n");
+		return 2;
+	}
+	for (unsigned int i = 0; i < nnetns; i++) {
+		char path[sizeof(NETNS_DIR) + NETNS_NAME_MAX + 1];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, netns[i].name);
+		if (stat(path, &st) < 0) {
+			fprintf(stderr, "rtsnapd: --netns %s: %s: %s\n", netns[i].name, path,
+				strerror(errno));
+			return 1;
+		}
+	}
 	if (once)
-		return run_once(format ? format : "proc", families);
+		return run_once(format ? format : "proc", families, nnetns ? netns[0].name : NULL);
 	if (!families)
 		families = ONCE_INET6 | ONCE_INET; /* the daemon follows both by default */
 	if (proc_file4 && !(families & ONCE_INET)) {
@@ -698,6 +842,12 @@ int main(int argc, char **argv)
 		if (ret)
 			log_err("cannot start the change stream: %s", strerror(-ret));
 	}
+	for (unsigned int i = 0; !ret && i < nnetns; i++) {
+		ret = served_ns_start(&netns[i], families, &copts, &eopts);
+		if (ret)
+			log_err("--netns %s: cannot take the first snapshot: %s", netns[i].name,
+				strerror(-ret));
+	}
 	if (!ret && proc_file) {
 		ret = procfile_start("--proc-file", proc_file, chain, cstats);
 		if (ret)
@@ -714,6 +864,8 @@ int main(int argc, char **argv)
 		collector_stop(v4.coll); /* no more publications to write */
 		v4.coll = NULL;
 		procfile_stop(); /* one may have started; before the chains go */
+		for (unsigned int i = 0; i < nnetns; i++)
+			served_ns_stop(&netns[i]);
 		http_events_stop();
 		inst4_stop(&v4); /* after the streams that read its history */
 		snapshot_chain_free(chain);
@@ -756,6 +908,8 @@ int main(int argc, char **argv)
 		collector_stop(v4.coll); /* no more publications to write */
 		v4.coll = NULL;
 		procfile_stop(); /* before the chains go */
+		for (unsigned int i = 0; i < nnetns; i++)
+			served_ns_stop(&netns[i]);
 		http_events_stop();
 		inst4_stop(&v4); /* after the streams that read its history */
 		snapshot_chain_free(chain);
@@ -773,6 +927,9 @@ int main(int argc, char **argv)
 			s_reload = 0;
 			collector_request_resync(coll);
 			collector_request_resync(v4.coll);
+			for (unsigned int i = 0; i < nnetns; i++)
+				for (unsigned int k = 0; k < 2; k++)
+					collector_request_resync(netns[i].coll[k]);
 			if (web_config)
 				reload_web(web_config);
 		}
@@ -782,6 +939,8 @@ int main(int argc, char **argv)
 	}
 	log_info("stopping");
 	http_stop();
+	for (unsigned int i = 0; i < nnetns; i++) /* no request or stream reads them now */
+		served_ns_stop(&netns[i]);
 	collector_stop(coll);
 	collector_stop(v4.coll);
 	v4.coll = NULL;

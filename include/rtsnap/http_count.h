@@ -34,6 +34,7 @@ enum http_ep {
 	HTTP_EP_CHANGES,
 	HTTP_EP_ROUTE4,	     /* /route */
 	HTTP_EP_PROC_ROUTE4, /* /proc/net/route */
+	HTTP_EP_NETNS,	     /* /netns: the namespaces served (/netns/NAME/PATH counts as PATH) */
 	HTTP_EP__COUNT,
 	HTTP_EP_OTHER = HTTP_EP__MAX - 1 /* unknown paths */
 };

@@ -13,6 +13,7 @@
 
 struct snapshot_chain;
 struct webconfig;
+struct events_history;
 
 /* What a daemon serves with (the callbacks' cls); lives as long as the daemon. */
 struct http_site {
@@ -21,6 +22,7 @@ struct http_site {
 	int no_inet6; /* 1: IPv6 not followed; chain and stats are chain4's and stats4's */
 	struct snapshot_chain *chain4;	      /* the IPv4 instance's, or NULL (not followed) */
 	const struct collector_stats *stats4; /* its counters, or NULL */
+	struct events_history *hist, *hist4;  /* the instances' histories (NULL: not followed) */
 	struct webconfig *wc;		      /* the web configuration, or NULL */
 	const void *owner;		      /* the HTTP generation, for /events */
 	struct http_wake wake; /* the daemon's worker, after a resume from another thread */

@@ -24,6 +24,8 @@ enum MHD_Result http_ep_metrics(struct http_req *rq);
 /* http_events.c: the change stream (Server-Sent Events) and the change since a generation. */
 enum MHD_Result http_ep_events(struct http_req *rq);
 enum MHD_Result http_ep_changes(struct http_req *rq);
+/* http_netns.c: /netns, the namespaces served (the daemon's own first). */
+enum MHD_Result http_ep_netns(struct http_req *rq);
 /* http_web.c: "/" and the web page's files (http_web.h). */
 enum MHD_Result http_ep_web(struct http_req *rq);
 

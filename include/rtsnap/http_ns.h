@@ -18,6 +18,8 @@
 #ifndef RTSNAP_HTTP_NS_H
 #define RTSNAP_HTTP_NS_H
 
+#include <stddef.h>
+
 #include "rtsnap/http.h"
 
 struct http_ns;
@@ -45,7 +47,59 @@ int http_ns_add(struct http_ns *ns) __attribute__((warn_unused_result));
  */
 void http_ns_remove(struct http_ns *ns);
 
-/* Any thread. Drop a reference; the last one frees ns and what it took over. NULL is fine. */
+/*
+ * Any thread not holding an RCU read lock. Drop a reference; the last one frees ns and what it
+ * took over (freeing its chains waits a grace period). NULL is fine.
+ */
 void http_ns_put(struct http_ns *ns);
+
+/*
+ * Main thread, before http_start(). --metrics-netns-limit: per-namespace series in /metrics
+ * for at most n named namespaces (the lowest names); the others are summed into
+ * rtsnap_netns_omitted and rtsnap_netns_omitted_routes. Default HTTP_NS_METRICS_LIMIT.
+ */
+#define HTTP_NS_METRICS_LIMIT 100
+void http_ns_set_metrics_limit(unsigned int n);
+
+/* ---- for the HTTP modules (dispatch, events, status, metrics) ---- */
+
+struct snapshot_chain;
+struct collector_stats;
+
+/* What a request of a served namespace reads: as struct http_site's fields. Lives as long as
+ * a reference on its namespace. */
+struct http_ns_view {
+	const char *name;
+	const char *text; /* name as valid UTF-8 (any other byte '?'), for JSON documents */
+	struct snapshot_chain *chain; /* IPv6's, or IPv4's alone (no_inet6) */
+	const struct collector_stats *stats;
+	int no_inet6;
+	struct snapshot_chain *chain4; /* IPv4's, or NULL */
+	const struct collector_stats *stats4;
+	struct events_history *hist, *hist4; /* IPv6's (NULL: not followed), IPv4's */
+};
+
+/* Any thread (not a signal handler). The namespace served as name, with a reference
+ * (http_ns_put()), or NULL (none, or removed). */
+struct http_ns *http_ns_get(const char *name);
+/* Any thread. Every namespace served now, sorted by name (strcmp), each with a reference:
+ * *out malloc()ed (NULL when *n is 0); free both with http_ns_list_free(). 0 or -ENOMEM. */
+int http_ns_list(struct http_ns ***out, size_t *n) __attribute__((warn_unused_result));
+void http_ns_list_free(struct http_ns **v, size_t n);
+/* Any thread: --metrics-netns-limit. */
+unsigned int http_ns_metrics_limit(void);
+/* Any thread. How many are served (a gauge; may change right after). */
+size_t http_ns_count(void);
+/* Any thread holding a reference: one more (http_ns_put()). */
+void http_ns_hold(struct http_ns *ns);
+/* Any thread holding a reference: 1 once http_ns_remove() ran (its streams end). */
+int http_ns_gone(const struct http_ns *ns);
+const struct http_ns_view *http_ns_view(const struct http_ns *ns);
+/*
+ * Main thread (http_events.c, when the fan-out thread starts and stops). fn is set as the
+ * notify function (events_set_notify()) of every served namespace's histories, now and when
+ * added (cleared when removed), and called after a removal so that its streams end.
+ */
+void http_ns_set_notify(void (*fn)(void));
 
 #endif

@@ -32,6 +32,8 @@
 #include "rtsnap/stats.h"
 
 struct webconfig;
+struct events_history;
+struct http_ns;
 
 #define HTTP_MAX_ARGS 16
 
@@ -54,6 +56,13 @@ struct http_req {
 	/* 1: IPv6 is not followed (--family inet); snap and stats are then the IPv4 instance's,
 	 * as chain4 and stats4 are, and family= defaults to inet */
 	int no_inet6;
+	/* the change histories of the instances (events.h): IPv6's (NULL: not followed) and
+	 * IPv4's (NULL: not followed); /events and /changes read them */
+	struct events_history *hist, *hist4;
+	/* the named namespace the request reads (/netns/NAME/...; the dispatcher holds a
+	 * reference until the handler returns), or NULL: the daemon's own */
+	struct http_ns *ns;
+	const char *netns; /* its name as UTF-8 text (http_ns_view.text), or NULL */
 	int64_t now_ms;
 	struct http_arg args[HTTP_MAX_ARGS];
 	unsigned int nargs;

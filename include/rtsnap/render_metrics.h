@@ -66,6 +66,34 @@ void render_metrics_scrape2(const struct snapshot *s, const struct collector_sta
 			    const struct snapshot *s4, const struct collector_stats *st4,
 			    int64_t now_ms, struct strbuf *sb);
 
+/*
+ * An instance a scrape shows: the own IPv6 one's per-scrape samples carry no family label (as
+ * before there was another), the IPv4 one's family="inet"; a named namespace's (--netns) carry
+ * netns="NAME" too, per-scrape and per-snapshot.
+ */
+struct render_metrics_inst {
+	const struct snapshot *s; /* NULL: none published yet */
+	const struct collector_stats *st;
+	const char *fam;   /* NULL, or "inet" */
+	const char *netns; /* the named namespace whose chain s is on; NULL: the daemon's own */
+};
+
+/* Any thread. render_metrics_scrape2() for in[0..n): each family once, in's samples in order. */
+void render_metrics_scrape_n(const struct render_metrics_inst *in, size_t n, int64_t now_ms,
+			     struct strbuf *sb);
+
+/*
+ * Any thread (holding every in[i].s). The /metrics body of several instances (of several
+ * namespaces): each per-snapshot family once, its HELP from the first view that has it, then
+ * the samples of every in[i].s (built by the first call for it, labelled with in[i].netns),
+ * then *dyn. Copied into *dyn as one segment (plain, or one gzip member), so that the response
+ * holds none of the snapshots: per scrape, work in proportion to the views' bytes. A snapshot
+ * whose part cannot be built is left out. Returns 1 with *segs (malloc()ed) or a negative
+ * errno.
+ */
+int render_metrics_body_n(const struct render_metrics_inst *in, size_t n, struct strbuf *dyn,
+			  int gzip, struct render_seg **segs) __attribute__((warn_unused_result));
+
 /* Any thread. Append the process_* families the Prometheus client libraries export. */
 void render_metrics_process(struct strbuf *sb);
 

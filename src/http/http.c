@@ -65,6 +65,7 @@ static struct collector_stats *s_stats; /* its instance's counters; likewise */
 static int s_no_inet6; /* IPv6 not followed: s_chain and s_stats are the IPv4 instance's */
 static struct collector_stats *s_stats4; /* the IPv4 instance's, or NULL; likewise */
 static struct snapshot_chain *s_chain4;	 /* the IPv4 instance's, or NULL; likewise */
+static struct events_history *s_hist, *s_hist4; /* the instances' histories; likewise */
 static unsigned int s_nlisten, s_threads, s_limit, s_timeout_s;
 static const char *const *s_listen;
 static struct http_gate *s_gates[MAX_LISTEN];
@@ -184,6 +185,8 @@ static int gen_new(struct webconfig *wc, struct http_gen **out)
 			gw->site.no_inet6 = s_no_inet6;
 			gw->site.stats4 = s_stats4;
 			gw->site.chain4 = s_chain4;
+			gw->site.hist = s_hist;
+			gw->site.hist4 = s_hist4;
 			/* no internal thread: a worker runs it (http_worker.h); connections come
 			 * from the gate, never from a listen socket */
 			mhd = MHD_start_daemon(
@@ -260,13 +263,16 @@ int http_start(const struct http_opts *o)
 	s_chain = NULL;
 	s_chain4 = NULL;
 	s_stats4 = NULL;
+	s_hist = s_hist4 = NULL;
 	for (unsigned int i = 0; i < o->ninst; i++) {
 		if (o->inst[i].family == AF_INET) {
 			s_chain4 = o->inst[i].chain;
 			s_stats4 = o->inst[i].stats;
+			s_hist4 = o->inst[i].history;
 		} else {
 			s_chain = o->inst[i].chain;
 			s_stats = o->inst[i].stats;
+			s_hist = o->inst[i].history;
 		}
 	}
 	/* the IPv6 instance serves every path but IPv4's; without it the IPv4 one serves them

@@ -80,6 +80,7 @@ static const char *const s_ep_paths[HTTP_EP__COUNT] = {
 	"/changes",
 	"/route",
 	"/proc/net/route",
+	"/netns",
 };
 
 /* Status codes counted one by one; anything else is counted as "other" (the last column). */

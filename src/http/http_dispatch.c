@@ -12,6 +12,12 @@
  * answer 404 as the IPv4 ones do without IPv4; a response
  * that points into the snapshot keeps that reference (http_reply.c), anything else is released
  * here when the handler returns.
+ *
+ * /netns/NAME/PATH serves PATH of the named namespace NAME (http_ns.h): every path above but
+ * /metrics (one for all, labelled netns="NAME"), the web page and /netns. NAME is the decoded
+ * path segment (any byte but '/' and NUL); the request reads that namespace's instances
+ * instead of the site's and holds a reference on it until its handler returns (a response
+ * holds its snapshots, a stream its own reference). An unknown or removed name is a 404.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +28,9 @@
 #include "rtsnap/http_conn.h"
 #include "rtsnap/http_dispatch.h"
 #include "rtsnap/http_endpoints.h"
+#include "rtsnap/http_ns.h"
 #include "rtsnap/http_web.h"
+#include "rtsnap/netns.h"
 #include "rtsnap/webconfig.h"
 
 struct endpoint {
@@ -51,8 +59,44 @@ static const struct endpoint s_endpoints[] = {
 	{ "/", HTTP_EP_WEB, http_ep_web, 0, 0, 0 },
 	{ "/events", HTTP_EP_EVENTS, http_ep_events, 0, 0, 0 },
 	{ "/changes", HTTP_EP_CHANGES, http_ep_changes, 0, 0, 0 },
+	{ "/netns", HTTP_EP_NETNS, http_ep_netns, 0, 0, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
+
+#define NETNS_PREFIX "/netns/"
+
+/* The endpoint served at path (exact; "/" also for the web page's files), or NULL. */
+static const struct endpoint *endpoint_of(const char *path)
+{
+	for (size_t i = 0; i < NENDPOINTS; i++)
+		if (strcmp(path, s_endpoints[i].path) == 0 ||
+		    (s_endpoints[i].ep == HTTP_EP_WEB && http_web_path(path)) ||
+		    (s_endpoints[i].ep == HTTP_EP_NETNS && strcmp(path, NETNS_PREFIX) == 0))
+			return &s_endpoints[i];
+	return NULL;
+}
+
+/*
+ * A per-namespace path, "/netns/NAME/REST": NAME into name (at most NETNS_NAME_MAX bytes, else
+ * cut and *toolong set) and a pointer to "/REST" returned; NULL when url is not of that form
+ * ("/netns" and "/netns/" are the list). "/netns/NAME" alone returns "".
+ */
+static const char *netns_split(const char *url, char name[NETNS_NAME_MAX + 1], int *toolong)
+{
+	const char *p = url + strlen(NETNS_PREFIX), *slash;
+	size_t len;
+
+	if (strncmp(url, NETNS_PREFIX, strlen(NETNS_PREFIX)) != 0 || !*p)
+		return NULL;
+	slash = strchr(p, '/');
+	len = slash ? (size_t)(slash - p) : strlen(p);
+	*toolong = len > NETNS_NAME_MAX;
+	if (*toolong)
+		len = NETNS_NAME_MAX;
+	memcpy(name, p, len);
+	name[len] = '\0';
+	return slash ? slash : "";
+}
 
 /* If-None-Match: "*", or a comma-separated list of (possibly weak) tags; tag is quoted. */
 static int etag_matches(const char *inm, const char *tag, size_t tl)
@@ -101,6 +145,9 @@ void *http_dispatch_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	return (void *)(f | 0x100u); /* never NULL */
 }
 
+static enum MHD_Result serve(struct http_req *rqp, const struct endpoint *e,
+			     struct snapshot_chain *chain, struct snapshot_chain *chain4);
+
 static enum MHD_Result send_405(struct http_req *rq)
 {
 	struct MHD_Response *r;
@@ -123,6 +170,9 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 				      size_t *upload_size, void **req_cls)
 {
 	struct http_site *site = cls;
+	char nsname[NETNS_NAME_MAX + 1];
+	const char *rest;
+	int toolong = 0;
 	struct http_req rq = { .conn = conn, .path = url, .ep = HTTP_EP_OTHER };
 	uintptr_t flags = (uintptr_t)*req_cls;
 	const struct endpoint *e = NULL;
@@ -130,7 +180,6 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 	int refused_ep = HTTP_EP_OTHER;
 	unsigned int refused = 0;
 	enum MHD_Result res;
-	char tag[HTTP_ETAG_MAX];
 
 	(void)version;
 	rq.web = site->wc;
@@ -140,13 +189,12 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 	if (site->wc)
 		rq.site_headers = (const char *const *)site->wc->headers;
 	(void)upload;
-	for (size_t i = 0; i < NENDPOINTS; i++) {
-		if (strcmp(url, s_endpoints[i].path) == 0 ||
-		    (s_endpoints[i].ep == HTTP_EP_WEB && http_web_path(url))) {
-			e = &s_endpoints[i];
-			rq.ep = e->ep;
-		}
-	}
+	rest = netns_split(url, nsname, &toolong);
+	e = endpoint_of(rest ? rest : url);
+	if (rest && e && (e->ep == HTTP_EP_METRICS || e->ep == HTTP_EP_WEB || e->ep == HTTP_EP_NETNS))
+		e = NULL; /* one for all */
+	if (e)
+		rq.ep = e->ep;
 	if (!(flags & (RQF_SEEN | RQF_REFUSAL_SEEN)))
 		refused = http_conn_refusal(conn, &refused_why, &refused_ep);
 	if (!(flags & RQF_SEEN)) {
@@ -184,24 +232,84 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 		return MHD_YES;
 	}
 	http_conn_request_complete(conn); /* before rendering, however long that takes */
+	if (rest) {
+		struct snapshot_chain *c, *c4;
+
+		if (toolong || !netns_name_valid(nsname) || !(rq.ns = http_ns_get(nsname)))
+			return http_send_error(&rq, 404, "no such namespace: %s%s", nsname,
+					       toolong ? "..." : "");
+		if (!e && rest[0]) {
+			const struct endpoint *all = endpoint_of(rest);
+
+			if (all && all->ep == HTTP_EP_METRICS)
+				res = http_send_error(&rq, 404,
+						      "/metrics is not per namespace: /metrics "
+						      "serves every one, labelled netns=\"NAME\"");
+			else if (all && all->ep == HTTP_EP_WEB)
+				res = http_send_error(&rq, 404,
+						      "the web page is not per namespace: see / "
+						      "(and /netns for the namespaces served)");
+			else if (all)
+				res = http_send_error(&rq, 404, "%s is not per namespace: see %s",
+						      all->path, all->path);
+			else
+				res = http_send_error(&rq, 404, "no such endpoint: %.128s", url);
+			http_ns_put(rq.ns);
+			return res;
+		}
+		if (!e) {
+			http_ns_put(rq.ns);
+			return http_send_error(&rq, 404, "no such endpoint: %.128s (try %.128s/status)",
+					       url, url);
+		}
+		{
+			const struct http_ns_view *v = http_ns_view(rq.ns);
+
+			rq.netns = v->text;
+			rq.chain4 = c4 = v->chain4;
+			rq.no_inet6 = v->no_inet6;
+			rq.stats = v->stats;
+			rq.stats4 = v->stats4;
+			rq.hist = v->hist;
+			rq.hist4 = v->hist4;
+			c = v->chain;
+		}
+		res = serve(&rq, e, c, c4);
+		http_ns_put(rq.ns);
+		return res;
+	}
 	if (!e)
 		return http_send_error(&rq, 404, "no such endpoint: %.128s", url);
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, http_collect_arg, &rq);
 	rq.chain4 = site->chain4;
 	rq.no_inet6 = site->no_inet6;
-	if (e->v4 && !site->chain4)
-		return http_send_error(&rq, 404,
-				       "IPv4 is not followed: start rtsnapd with --family all");
-	if (e->v6 && site->no_inet6)
-		return http_send_error(&rq, 404,
-				       "IPv6 is not followed: start rtsnapd with --family all");
-	rq.snap = snapshot_acquire(e->v4 ? site->chain4 : site->chain);
-	if (e->etag == 2 && site->chain4 && !site->no_inet6 && rq.snap)
-		rq.snap2 = snapshot_acquire(site->chain4);
 	rq.stats = site->stats;
 	rq.stats4 = site->stats4;
+	rq.hist = site->hist;
+	rq.hist4 = site->hist4;
+	return serve(&rq, e, site->chain, site->chain4);
+}
+
+/* Answer rq (its instances set) at endpoint e from chain (IPv6's, or IPv4's alone) and chain4
+ * (IPv4's beside it, or NULL). */
+static enum MHD_Result serve(struct http_req *rqp, const struct endpoint *e,
+			     struct snapshot_chain *chain, struct snapshot_chain *chain4)
+{
+	struct http_req rq = *rqp; /* as before: the handlers see the dispatcher's local */
+	enum MHD_Result res;
+	char tag[HTTP_ETAG_MAX];
+
+	MHD_get_connection_values(rq.conn, MHD_GET_ARGUMENT_KIND, http_collect_arg, &rq);
+	if (e->v4 && !chain4)
+		return http_send_error(&rq, 404,
+				       "IPv4 is not followed: start rtsnapd with --family all");
+	if (e->v6 && rq.no_inet6)
+		return http_send_error(&rq, 404,
+				       "IPv6 is not followed: start rtsnapd with --family all");
+	rq.snap = snapshot_acquire(e->v4 ? chain4 : chain);
+	if (e->etag == 2 && chain4 && !rq.no_inet6 && rq.snap)
+		rq.snap2 = snapshot_acquire(chain4);
 	rq.now_ms = snapshot_now_ms();
-	if (e->etag && etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	if (e->etag && etag_matches(MHD_lookup_connection_value(rq.conn, MHD_HEADER_KIND,
 								MHD_HTTP_HEADER_IF_NONE_MATCH),
 				    tag, http_etag(&rq, tag))) { /* 0 (no tag) without a snapshot */
 		struct MHD_Response *r =

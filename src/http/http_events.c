@@ -47,6 +47,7 @@
 #include "rtsnap/http_count.h"
 #include "rtsnap/http_endpoints.h"
 #include "rtsnap/http_events.h"
+#include "rtsnap/http_ns.h"
 #include "rtsnap/log.h"
 #include "rtsnap/query.h"
 #include "rtsnap/render_metrics.h"
@@ -67,6 +68,7 @@ struct stream {
 	struct MHD_Connection *conn;
 	struct http_wake wake; /* its worker, after a resume */
 	const void *owner;
+	struct http_ns *ns; /* a reference on the named namespace it reads, or NULL (own) */
 	int fd;
 	uint64_t id;	       /* its name in the hang-up watch (s_epfd) */
 	unsigned int listener; /* whose --max-streams it counts against */
@@ -336,6 +338,7 @@ static void stream_free(void *cls)
 	out_done(st);
 	strbuf_free(&st->buf);
 	pthread_mutex_destroy(&st->lock);
+	http_ns_put(st->ns); /* the last one frees its histories: nothing reads them now */
 	free(st);
 }
 
@@ -408,12 +411,19 @@ static void sweep(int64_t now)
 		pthread_mutex_lock(&st->lock);
 		/* a family=all stream's queue is what it lags behind in both histories */
 		for (unsigned int i = 0; i < st->nfam; i++) {
-			const struct events_window *w = st->hist[i] == s_hist ? &w6 : &w4;
+			struct events_window wn;
+			const struct events_window *w = st->hist[i] == s_hist	 ? &w6
+							: st->hist[i] == s_hist4 ? &w4
+										 : &wn;
 
+			if (w == &wn) /* a named namespace's (its stream holds it) */
+				events_window(st->hist[i], &wn);
 			lag += w->cum_head - st->cum[i];
 			behind |= st->cursor[i] < w->base;
 			pending |= st->cursor[i] < w->head;
 		}
+		if (st->ns && !st->closing && http_ns_gone(st->ns))
+			st->closing = 1; /* its namespace is no longer served: the stream ends */
 		if (!st->drop && !st->ending && (lag > s_queue || behind)) {
 			st->drop = 1; /* fell behind: a notice, then the end */
 			st->drop_ms = now;
@@ -512,6 +522,7 @@ int http_events_start(const struct http_events_opts *o)
 		goto fail;
 	}
 	s_running = 1;
+	http_ns_set_notify(wake_up); /* the named namespaces' histories */
 	if (s_hist)
 		events_set_notify(s_hist, wake_up);
 	if (s_hist4)
@@ -530,6 +541,7 @@ void http_events_stop(void)
 {
 	if (!s_running)
 		return;
+	http_ns_set_notify(NULL);
 	if (s_hist)
 		events_set_notify(s_hist, NULL);
 	if (s_hist4)
@@ -646,18 +658,18 @@ static int parse_family(struct http_req *rq, struct ev_args *a, enum MHD_Result 
 	if (af < 0)
 		return 0;
 	a->nfam = 1;
-	a->hist[0] = s_hist;
+	a->hist[0] = rq->hist;
 	if (af == AF_INET6)
 		return 1;
-	if (!s_hist4) { /* as /routes?family=inet and all */
+	if (!rq->hist4) { /* as /routes?family=inet and all */
 		*res = http_send_error(rq, 404,
 				       "IPv4 is not followed: start rtsnapd with --family all");
 		return 0;
 	}
-	a->hist[0] = s_hist4;
+	a->hist[0] = rq->hist4;
 	if (af == AF_UNSPEC) {
 		a->nfam = 2;
-		a->hist[1] = s_hist;
+		a->hist[1] = rq->hist;
 		rq->snap2 = snapshot_acquire(rq->chain4);
 		if (!rq->snap2 && rq->snap) {
 			*res = http_send_error(rq, 503, "no snapshot yet");
@@ -724,7 +736,7 @@ static int parse_args(struct http_req *rq, struct ev_args *a, enum MHD_Result *r
 		a->q[0].family = AF_INET;
 	} else {
 		a->snap[0] = rq->snap;
-		if (a->hist[0] != s_hist)
+		if (a->hist[0] != rq->hist)
 			a->q[0].family =
 			    AF_INET; /* prefix=, covers= and gateway= take IPv4 values */
 	}
@@ -807,6 +819,10 @@ enum MHD_Result http_ep_events(struct http_req *rq)
 	st->conn = rq->conn;
 	st->wake = rq->wake;
 	st->owner = rq->owner;
+	if (rq->ns) { /* its histories live as long as this reference */
+		st->ns = rq->ns;
+		http_ns_hold(st->ns);
+	}
 	st->fd = -1;
 	{
 		const union MHD_ConnectionInfo *ci =

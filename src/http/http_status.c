@@ -11,6 +11,7 @@
 
 #include "rtsnap/auth.h"
 #include "rtsnap/http_endpoints.h"
+#include "rtsnap/http_ns.h"
 #include "rtsnap/names.h"
 #include "rtsnap/stats.h"
 #include "rtsnap/webconfig.h"
@@ -115,6 +116,8 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 	o = json_object();
 	json_object_set_new(o, "version", json_string(RTSNAP_VERSION));
 	json_object_set_new(o, "family", json_string(rq->no_inet6 ? "inet" : "inet6"));
+	if (rq->netns) /* /netns/NAME/status: that namespace's */
+		json_object_set_new(o, "netns", json_string(rq->netns));
 	status_snapshot(rq->snap, rq->stats, o, rq->now_ms);
 	if (rq->web) {
 		const struct webconfig *wc = rq->web;
@@ -150,9 +153,21 @@ enum MHD_Result http_ep_status(struct http_req *rq)
 	return http_send_buffer(rq, 200, "application/json", body, strlen(body));
 }
 
+/* Is every instance of a served namespace fresh (a snapshot published, stats fresh)? */
+static int ns_fresh(const struct http_ns_view *v)
+{
+	struct snapshot *s = snapshot_acquire(v->chain);
+	int fresh = s && stats_is_fresh(v->stats) && (!v->stats4 || stats_is_fresh(v->stats4));
+
+	snapshot_release(s);
+	return fresh;
+}
+
 /*
  * "ok" (200) when every instance followed is fresh; else "stale" (503). The generation is the
- * IPv6 instance's (the IPv4 one's when it is followed alone).
+ * IPv6 instance's (the IPv4 one's when it is followed alone). Of the daemon's own namespace
+ * (/healthz): its instances and those of every named namespace served (--netns), the stale
+ * ones named in "stale_netns"; of a named one (/netns/NAME/healthz): its own.
  */
 enum MHD_Result http_ep_healthz(struct http_req *rq)
 {
@@ -160,12 +175,42 @@ enum MHD_Result http_ep_healthz(struct http_req *rq)
 	enum MHD_Result res;
 	int fresh =
 	    rq->snap && stats_is_fresh(rq->stats) && (!rq->stats4 || stats_is_fresh(rq->stats4));
-	char *body;
+	json_t *stale = NULL;
+	char *body, *list = NULL;
 
 	if (http_args_check(rq, allowed, &res))
 		return res;
-	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu}\n", fresh ? "ok" : "stale",
-		     rq->snap ? (unsigned long long)snapshot_generation(rq->snap) : 0ULL) < 0)
+	if (!rq->netns) {
+		struct http_ns **v = NULL;
+		size_t n = 0;
+
+		if (http_ns_list(&v, &n))
+			return http_send_error(rq, 500, "out of memory");
+		for (size_t i = 0; i < n; i++) {
+			const struct http_ns_view *nv = http_ns_view(v[i]);
+
+			if (ns_fresh(nv))
+				continue;
+			fresh = 0;
+			if (!stale)
+				stale = json_array();
+			json_array_append_new(stale, json_string(nv->text));
+		}
+		http_ns_list_free(v, n);
+		if (stale) {
+			list = json_dumps(stale, JSON_COMPACT);
+			json_decref(stale);
+			if (!list)
+				return http_send_error(rq, 500, "out of memory");
+		}
+	}
+	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu%s%s}\n",
+		     fresh ? "ok" : "stale",
+		     rq->snap ? (unsigned long long)snapshot_generation(rq->snap) : 0ULL,
+		     list ? ",\"stale_netns\":" : "", list ? list : "") < 0) {
+		free(list);
 		return MHD_NO;
+	}
+	free(list);
 	return http_send_buffer(rq, fresh ? 200 : 503, "application/json", body, strlen(body));
 }

@@ -47,6 +47,9 @@ struct metrics_view {
 	 * where the next begins: /metrics of two instances interleaves two views by these */
 	unsigned int nparts;
 	size_t hdr[VIEW_PARTS], body[VIEW_PARTS];
+	/* what its series carry between family=" and the closing quote: the family, and for a
+	 * named namespace's snapshot `",netns="NAME` (escaped) after it */
+	char *fam;
 };
 
 static int s_routes_on; /* rtsnap_route_info enabled */
@@ -221,7 +224,7 @@ static int cmp_u16(const void *a, const void *b)
 /* rtsnap_routes{table,protocol,type}, multipath routes and nexthops by table. */
 static int render_route_counts(const struct snapshot *s, struct strbuf *sb, struct metrics_view *v)
 {
-	const char *fam = fam_of(s);
+	const char *fam = v->fam;
 	uint32_t *cnt = calloc(65536, sizeof(*cnt)); /* by protocol << 8 | type */
 	uint16_t *touched = malloc(65536 * sizeof(*touched));
 	uint32_t *mp_routes =
@@ -369,13 +372,13 @@ static int render_devices(const struct snapshot *s, struct strbuf *sb, struct me
 			omitted += devs[i].routes;
 			continue;
 		}
-		sample_f(sb, "rtsnap_device_routes", fam_of(s), "device",
+		sample_f(sb, "rtsnap_device_routes", v->fam, "device",
 			 dev_name(s, devs[i].ifindex, buf), devs[i].routes);
 	}
 	part(sb, v, "rtsnap_device_routes_omitted", "gauge",
 	     "Routes of the family counted on devices beyond the first 1024 with routes, which get "
 	     "no rtsnap_device_routes series.");
-	strbuf_appendf(sb, "rtsnap_device_routes_omitted{family=\"%s\"} %llu\n", fam_of(s),
+	strbuf_appendf(sb, "rtsnap_device_routes_omitted{family=\"%s\"} %llu\n", v->fam,
 		       (unsigned long long)omitted);
 	free(devs);
 	return 0;
@@ -395,7 +398,7 @@ static int render_expiring(const struct snapshot *s, struct strbuf *sb, struct m
 	     "Routes with an expiry time in the snapshot, by family and table (IPv4 routes have "
 	     "none).");
 	for (size_t t = 0; t < snapshot_ntables(s); t++)
-		sample_f(sb, "rtsnap_routes_expiring", fam_of(s), "table",
+		sample_f(sb, "rtsnap_routes_expiring", v->fam, "table",
 			 names_table(snapshot_ctx(s)->names, snapshot_table_at(s, t)->id, tb),
 			 cnt[t]);
 	free(cnt);
@@ -432,7 +435,7 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb, struc
 				const struct route_nh *nh = snapshot_route_nh(s, r, j);
 
 				strbuf_puts(sb, "rtsnap_route_info{family=\"");
-				strbuf_puts(sb, fam_of(s));
+				strbuf_puts(sb, v->fam);
 				strbuf_puts(sb, "\",table=\"");
 				render_metrics_label(sb, tname);
 				strbuf_puts(sb, "\",dst=\"");
@@ -463,7 +466,7 @@ static void render_route_info(const struct snapshot *s, struct strbuf *sb, struc
 	}
 	part(sb, v, "rtsnap_route_info_omitted_routes", "gauge",
 	     "Routes of the family left out of rtsnap_route_info by --metrics-route-limit.");
-	strbuf_appendf(sb, "rtsnap_route_info_omitted_routes{family=\"%s\"} %llu\n", fam_of(s),
+	strbuf_appendf(sb, "rtsnap_route_info_omitted_routes{family=\"%s\"} %llu\n", v->fam,
 		       (unsigned long long)omitted);
 }
 
@@ -528,14 +531,26 @@ fail:
 	return -ENOMEM;
 }
 
-static struct metrics_view *build_view(const struct snapshot *s)
+static struct metrics_view *build_view(const struct snapshot *s, const char *netns)
 {
 	struct metrics_view *v = calloc(1, sizeof(*v));
-	struct strbuf sb = { 0 };
+	struct strbuf sb = { 0 }, fam = { 0 };
 	int ret;
 
 	if (!v)
 		return NULL;
+	strbuf_puts(&fam, fam_of(s));
+	if (netns) {
+		strbuf_puts(&fam, "\",netns=\"");
+		render_metrics_label(&fam, netns);
+	}
+	strbuf_putc(&fam, '\0');
+	if (fam.failed) {
+		strbuf_free(&fam);
+		free(v);
+		return NULL;
+	}
+	v->fam = strbuf_detach(&fam, NULL);
 	part(&sb, v, "rtsnap_build_info", "gauge",
 	     "rtsnapd build information; the value is always 1.");
 	strbuf_puts(&sb, "rtsnap_build_info{version=\"");
@@ -552,6 +567,7 @@ static struct metrics_view *build_view(const struct snapshot *s)
 		ret = -ENOMEM;
 	if (ret) {
 		strbuf_free(&sb);
+		free(v->fam);
 		free(v);
 		return NULL;
 	}
@@ -569,9 +585,11 @@ static pthread_mutex_t s_build_lock = PTHREAD_MUTEX_INITIALIZER;
  * The per-snapshot part of s, built by the first caller (under s_build_lock, so once) and
  * kept in s until it is freed; NULL when out of memory (the next scrape tries again). The
  * snapshot is immutable to its readers: this cache is the one field written after
- * publication, once, with release order.
+ * publication, once, with release order. netns: the named namespace whose chain s is on (NULL:
+ * the daemon's own), whose label its series carry: a chain serves one namespace, so every
+ * caller passes the same for s.
  */
-static const struct metrics_view *view_of(const struct snapshot *s)
+static const struct metrics_view *view_of(const struct snapshot *s, const char *netns)
 {
 	struct metrics_view *v, **slot = &snapshot_views(s)->metrics;
 
@@ -581,7 +599,7 @@ static const struct metrics_view *view_of(const struct snapshot *s)
 	pthread_mutex_lock(&s_build_lock);
 	v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!v) {
-		v = build_view(s);
+		v = build_view(s, netns);
 		if (v)
 			__atomic_store_n(slot, v, __ATOMIC_RELEASE);
 	}
@@ -595,12 +613,13 @@ void render_metrics_free(struct metrics_view *v)
 		return;
 	free(v->text);
 	free(v->gz);
+	free(v->fam);
 	free(v);
 }
 
 const char *render_metrics_snapshot_text(const struct snapshot *s, size_t *len)
 {
-	const struct metrics_view *v = s ? view_of(s) : NULL;
+	const struct metrics_view *v = s ? view_of(s, NULL) : NULL;
 
 	if (!v) {
 		*len = 0;
@@ -618,31 +637,31 @@ static size_t past_deadline(const struct snapshot *s, int64_t now_ms)
 	return snapshot_expiring_after(s, now_ms);
 }
 
-/*
- * The instances a scrape shows: the IPv6 one's per-scrape samples carry no family label (as
- * before there was another), the IPv4 one's family="inet".
- */
-struct scrape_inst {
-	const struct snapshot *s; /* NULL: none published yet */
-	const struct collector_stats *st;
-	const char *fam; /* NULL, or "inet" */
-};
-
-/* name, then {family="fam",k="v"} with what of the two is there, then a space */
-static void put_series(struct strbuf *sb, const char *name, const char *fam, const char *k,
-		       const char *v)
+/* name, then {family="fam",netns="NAME",k="v"} with what of them is there, then a space */
+static void put_series(struct strbuf *sb, const char *name, const struct render_metrics_inst *in,
+		       const char *k, const char *v)
 {
+	const char *fam = in->fam;
+	int sep = 0;
+
 	strbuf_puts(sb, name);
-	if (fam || k) {
+	if (fam || in->netns || k) {
 		strbuf_putc(sb, '{');
 		if (fam) {
 			strbuf_puts(sb, "family=\"");
 			strbuf_puts(sb, fam);
 			strbuf_putc(sb, '"');
+			sep = 1;
 		}
-		if (fam && k)
-			strbuf_putc(sb, ',');
+		if (in->netns) {
+			strbuf_puts(sb, sep ? ",netns=\"" : "netns=\"");
+			render_metrics_label(sb, in->netns);
+			strbuf_putc(sb, '"');
+			sep = 1;
+		}
 		if (k) {
+			if (sep)
+				strbuf_putc(sb, ',');
 			strbuf_puts(sb, k);
 			strbuf_puts(sb, "=\"");
 			render_metrics_label(sb, v);
@@ -653,35 +672,50 @@ static void put_series(struct strbuf *sb, const char *name, const char *fam, con
 	strbuf_putc(sb, ' ');
 }
 
+/* The labels of in before le="...", each followed by a comma: family, netns. */
+static void put_labels_comma(struct strbuf *sb, const struct render_metrics_inst *in)
+{
+	if (in->fam) {
+		strbuf_puts(sb, "family=\"");
+		strbuf_puts(sb, in->fam);
+		strbuf_puts(sb, "\",");
+	}
+	if (in->netns) {
+		strbuf_puts(sb, "netns=\"");
+		render_metrics_label(sb, in->netns);
+		strbuf_puts(sb, "\",");
+	}
+}
+
 /* A histogram's samples from non-cumulative bucket counters (n bounds, then +Inf) and a sum. */
-static void histogram_samples(struct strbuf *sb, const char *name, const char *fam,
+static void histogram_samples(struct strbuf *sb, const char *name, const struct render_metrics_inst *in,
 			      const double *bounds, unsigned int n, const uint64_t *bucket,
 			      const double *sump)
 {
-	const char *fl = fam ? "family=\"" : "", *fr = fam ? "\"," : "";
 	uint64_t acc = 0;
 	double sum;
 
 	for (unsigned int i = 0; i < n; i++) {
 		acc += stats_get(bucket[i]);
-		strbuf_appendf(sb, "%s_bucket{%s%s%sle=\"%g\"} %llu\n", name, fl, fam ? fam : "",
-			       fr, bounds[i], (unsigned long long)acc);
+		strbuf_appendf(sb, "%s_bucket{", name);
+		put_labels_comma(sb, in);
+		strbuf_appendf(sb, "le=\"%g\"} %llu\n", bounds[i], (unsigned long long)acc);
 	}
 	acc += stats_get(bucket[n]);
-	strbuf_appendf(sb, "%s_bucket{%s%s%sle=\"+Inf\"} %llu\n", name, fl, fam ? fam : "", fr,
-		       (unsigned long long)acc);
+	strbuf_appendf(sb, "%s_bucket{", name);
+	put_labels_comma(sb, in);
+	strbuf_appendf(sb, "le=\"+Inf\"} %llu\n", (unsigned long long)acc);
 	__atomic_load(sump, &sum, __ATOMIC_RELAXED);
 	/* _count from the buckets, so that it always equals the +Inf bucket */
-	if (fam)
-		strbuf_appendf(sb, "%s_sum{family=\"%s\"} %.6f\n%s_count{family=\"%s\"} %llu\n",
-			       name, fam, sum, name, fam, (unsigned long long)acc);
-	else
-		strbuf_appendf(sb, "%s_sum %.6f\n%s_count %llu\n", name, sum, name,
-			       (unsigned long long)acc);
+	strbuf_appendf(sb, "%s_sum", name);
+	put_series(sb, "", in, NULL, NULL); /* the labels alone: "{...} " or " " */
+	strbuf_appendf(sb, "%.6f\n%s_count", sum, name);
+	put_series(sb, "", in, NULL, NULL);
+	strbuf_appendf(sb, "%llu\n", (unsigned long long)acc);
 }
 
 /* Every counter of the instances' table (stats.h), family by family. */
-static void render_counters(struct strbuf *sb, const struct scrape_inst *in, size_t nin)
+static void render_counters(struct strbuf *sb, const struct render_metrics_inst *in, size_t nin)
 {
 	for (size_t k = 0; k < stats_table_len; k++) {
 		const struct stats_desc *d = &stats_table[k];
@@ -689,13 +723,13 @@ static void render_counters(struct strbuf *sb, const struct scrape_inst *in, siz
 		family(sb, d->metric, d->type, d->help);
 		for (size_t x = 0; x < nin; x++) {
 			if (!d->label) {
-				put_series(sb, d->metric, in[x].fam, NULL, NULL);
+				put_series(sb, d->metric, &in[x], NULL, NULL);
 				strbuf_appendf(sb, "%llu\n",
 					       (unsigned long long)stats_value(in[x].st, d, 0));
 				continue;
 			}
 			for (int i = 0; i < d->n; i++) {
-				put_series(sb, d->metric, in[x].fam, d->label, d->label_value(i));
+				put_series(sb, d->metric, &in[x], d->label, d->label_value(i));
 				strbuf_appendf(sb, "%llu\n",
 					       (unsigned long long)stats_value(in[x].st, d, i));
 			}
@@ -703,22 +737,19 @@ static void render_counters(struct strbuf *sb, const struct scrape_inst *in, siz
 	}
 }
 
-static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_ms,
+static void render_scrape(const struct render_metrics_inst *in, size_t nin, int64_t now_ms,
 			  struct strbuf *sb)
 {
-	size_t past[2] = { 0, 0 };
 	int any = 0;
 
-	for (size_t x = 0; x < nin; x++) {
-		past[x] = in[x].s ? past_deadline(in[x].s, now_ms) : 0;
+	for (size_t x = 0; x < nin; x++)
 		any |= in[x].s != NULL;
-	}
 	if (any) {
 		family(sb, "rtsnap_snapshot_generation", "gauge",
 		       "Generation of the snapshot in use (1, 2, ... in publication order).");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_snapshot_generation", in[x].fam, NULL, NULL);
+				put_series(sb, "rtsnap_snapshot_generation", &in[x], NULL, NULL);
 				strbuf_appendf(sb, "%llu\n",
 					       (unsigned long long)snapshot_generation(in[x].s));
 			}
@@ -729,7 +760,7 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 			if (in[x].s) {
 				struct timespec at = snapshot_taken_at(in[x].s);
 
-				put_series(sb, "rtsnap_snapshot_timestamp_seconds", in[x].fam, NULL,
+				put_series(sb, "rtsnap_snapshot_timestamp_seconds", &in[x], NULL,
 					   NULL);
 				strbuf_appendf(sb, "%.3f\n",
 					       (double)at.tv_sec +
@@ -739,7 +770,7 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 		       "Seconds since the dump of the snapshot in use started.");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_snapshot_age_seconds", in[x].fam, NULL,
+				put_series(sb, "rtsnap_snapshot_age_seconds", &in[x], NULL,
 					   NULL);
 				strbuf_appendf(sb, "%.3f\n",
 					       (double)(now_ms - snapshot_taken_mono_ms(in[x].s)) /
@@ -750,10 +781,10 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 		       "snapshot it replaced.");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_snapshot_routes_changed", in[x].fam,
+				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x],
 					   "change", "added");
 				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_added));
-				put_series(sb, "rtsnap_snapshot_routes_changed", in[x].fam,
+				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x],
 					   "change", "removed");
 				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_removed));
 			}
@@ -763,12 +794,14 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 		for (size_t x = 0; x < nin; x++) {
 			const struct snapshot *s = in[x].s;
 
-			if (s && past[x] < snapshot_nexpiring(s)) {
-				put_series(sb, "rtsnap_routes_next_expiry_seconds", in[x].fam, NULL,
+			size_t past = s ? past_deadline(s, now_ms) : 0;
+
+			if (s && past < snapshot_nexpiring(s)) {
+				put_series(sb, "rtsnap_routes_next_expiry_seconds", &in[x], NULL,
 					   NULL);
 				strbuf_appendf(
 				    sb, "%.3f\n",
-				    (double)(snapshot_route(s, snapshot_expiring(s)[past[x]])
+				    (double)(snapshot_route(s, snapshot_expiring(s)[past])
 						 ->expires_ms -
 					     now_ms) /
 					1000.0);
@@ -779,15 +812,16 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 		       "kernel still listed (garbage collection lag).");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_routes_past_deadline", in[x].fam, NULL,
+				put_series(sb, "rtsnap_routes_past_deadline", &in[x], NULL,
 					   NULL);
-				strbuf_appendf(sb, "%llu\n", (unsigned long long)past[x]);
+				strbuf_appendf(sb, "%llu\n", (unsigned long long)past_deadline(
+								  in[x].s, now_ms));
 			}
 	}
 	family(sb, "rtsnap_snapshot_fresh", "gauge",
 	       "1 when the last collection succeeded and is recent, else 0 (stale snapshot).");
 	for (size_t x = 0; x < nin; x++) {
-		put_series(sb, "rtsnap_snapshot_fresh", in[x].fam, NULL, NULL);
+		put_series(sb, "rtsnap_snapshot_fresh", &in[x], NULL, NULL);
 		strbuf_appendf(sb, "%d\n", stats_is_fresh(in[x].st) ? 1 : 0);
 	}
 	family(sb, "rtsnap_fault", "gauge",
@@ -797,7 +831,7 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 	       "tells since when and why.");
 	for (size_t x = 0; x < nin; x++)
 		for (int k = 0; k < FAULT__COUNT; k++) {
-			put_series(sb, "rtsnap_fault", in[x].fam, "kind",
+			put_series(sb, "rtsnap_fault", &in[x], "kind",
 				   stats_fault_name((enum fault_kind)k));
 			strbuf_appendf(sb, "%d\n",
 				       stats_fault_active(in[x].st, (enum fault_kind)k) ? 1 : 0);
@@ -805,13 +839,13 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 	family(sb, "rtsnap_collection_duration_seconds", "histogram",
 	       "Time to build and publish a snapshot (published ones).");
 	for (size_t x = 0; x < nin; x++)
-		histogram_samples(sb, "rtsnap_collection_duration_seconds", in[x].fam,
+		histogram_samples(sb, "rtsnap_collection_duration_seconds", &in[x],
 				  stats_duration_bounds, STATS_DURATION_BUCKETS,
 				  in[x].st->duration_bucket, &in[x].st->duration_sum);
 	family(sb, "rtsnap_publication_latency_seconds", "histogram",
 	       "Time from receiving the first change of a publication to publishing it.");
 	for (size_t x = 0; x < nin; x++)
-		histogram_samples(sb, "rtsnap_publication_latency_seconds", in[x].fam,
+		histogram_samples(sb, "rtsnap_publication_latency_seconds", &in[x],
 				  stats_latency_bounds, STATS_LATENCY_BUCKETS,
 				  in[x].st->latency.bucket, &in[x].st->latency.sum);
 	render_counters(sb, in, nin);
@@ -820,7 +854,7 @@ static void render_scrape(const struct scrape_inst *in, size_t nin, int64_t now_
 void render_metrics_scrape(const struct snapshot *s, const struct collector_stats *st,
 			   int64_t now_ms, struct strbuf *sb)
 {
-	const struct scrape_inst in = { s, st, NULL };
+	const struct render_metrics_inst in = { s, st, NULL, NULL };
 
 	render_scrape(&in, 1, now_ms, sb);
 }
@@ -829,12 +863,18 @@ void render_metrics_scrape2(const struct snapshot *s, const struct collector_sta
 			    const struct snapshot *s4, const struct collector_stats *st4,
 			    int64_t now_ms, struct strbuf *sb)
 {
-	const struct scrape_inst in[2] = { { s, st, NULL }, { s4, st4, "inet" } };
+	const struct render_metrics_inst in[2] = { { s, st, NULL, NULL }, { s4, st4, "inet", NULL } };
 
 	if (!st) /* IPv6 not followed */
 		render_scrape(&in[1], 1, now_ms, sb);
 	else
 		render_scrape(in, st4 ? 2 : 1, now_ms, sb);
+}
+
+void render_metrics_scrape_n(const struct render_metrics_inst *in, size_t n, int64_t now_ms,
+			     struct strbuf *sb)
+{
+	render_scrape(in, n, now_ms, sb);
 }
 
 /* ---- process metrics ---- */
@@ -1094,10 +1134,94 @@ static int body_two(const struct metrics_view *v6, const struct metrics_view *v4
 	return (int)n;
 }
 
+int render_metrics_body_n(const struct render_metrics_inst *in, size_t nin, struct strbuf *dyn,
+			  int gzip, struct render_seg **segs)
+{
+	const struct metrics_view **v = calloc(nin ? nin : 1, sizeof(*v));
+	struct render_seg *sg = malloc(sizeof(*sg));
+	struct strbuf out = { 0 };
+	unsigned int np = 0;
+	size_t nv = 0;
+
+	if (!v || !sg || dyn->failed) {
+		free(v);
+		free(sg);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nin; i++) {
+		const struct metrics_view *x = in[i].s ? view_of(in[i].s, in[i].netns) : NULL;
+
+		if (x) { /* one that cannot be built (no memory) is left out */
+			v[nv++] = x;
+			np = x->nparts > np ? x->nparts : np;
+		}
+	}
+	/* each family once: the HELP of the first view that has it, then every view's samples
+	 * (the build info of the first alone: the process has one) */
+	for (unsigned int k = 0; k < np; k++) {
+		int head = 1;
+
+		for (size_t j = 0; j < nv; j++) {
+			size_t end, from;
+
+			if (k >= v[j]->nparts || (k == 0 && j > 0))
+				continue;
+			end = k + 1 < v[j]->nparts ? v[j]->hdr[k + 1] : v[j]->len;
+			from = head ? v[j]->hdr[k] : v[j]->body[k];
+			strbuf_append(&out, v[j]->text + from, end - from);
+			head = 0;
+		}
+	}
+	free(v);
+	strbuf_append(&out, dyn->buf ? dyn->buf : "", dyn->len);
+	if (out.failed || out.len > (1u << 30)) {
+		strbuf_free(&out);
+		free(sg);
+		return -ENOMEM;
+	}
+	if (gzip) {
+		struct strbuf gz = { 0 };
+		z_stream z = { 0 };
+		int ret;
+
+		if (deflateInit2(&z, out.len > (1u << 20) ? 1 : Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+				 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			strbuf_free(&out);
+			free(sg);
+			return -ENOMEM;
+		}
+		if (!strbuf_reserve(&gz, deflateBound(&z, out.len) + 64)) {
+			deflateEnd(&z);
+			strbuf_free(&out);
+			free(sg);
+			return -ENOMEM;
+		}
+		z.next_in = (unsigned char *)out.buf;
+		z.avail_in = (unsigned int)out.len;
+		z.next_out = (unsigned char *)gz.buf;
+		z.avail_out = (unsigned int)gz.cap;
+		ret = deflate(&z, Z_FINISH);
+		deflateEnd(&z);
+		strbuf_free(&out);
+		if (ret != Z_STREAM_END) {
+			strbuf_free(&gz);
+			free(sg);
+			return -ENOMEM;
+		}
+		gz.len = z.total_out;
+		out = gz;
+	}
+	strbuf_free(dyn);
+	*dyn = out;
+	sg[0] = (struct render_seg){ dyn->buf ? dyn->buf : "", dyn->len };
+	*segs = sg;
+	return 1;
+}
+
 int render_metrics_body(const struct snapshot *s, const struct snapshot *s4, struct strbuf *dyn,
 			int gzip, struct render_seg **segs)
 {
-	const struct metrics_view *v = view_of(s), *v4 = s4 ? view_of(s4) : NULL;
+	const struct metrics_view *v = view_of(s, NULL), *v4 = s4 ? view_of(s4, NULL) : NULL;
 	struct render_seg *sg;
 	int ret;
 
