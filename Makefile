@@ -39,7 +39,7 @@ LIBS = $(PKG_LIBS) -lpthread
 
 # The layers, bottom first: src/LAYER/*.c builds $(BUILD)/lib/librtsnap-LAYER.a. A layer may call
 # its own and lower layers only; `make layers` checks it on the objects (tools/check_layers.sh).
-LAYERS := lib route netlink text model mirror views builder collector http
+LAYERS := lib route netlink text model mirror views builder collector http daemon
 layer_srcs = $(wildcard src/$(1)/*.c)
 layer_objs = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(call layer_srcs,$(1)))
 layer_lib = $(BUILD)/lib/librtsnap-$(1).a

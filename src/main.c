@@ -32,6 +32,7 @@
 #include "rtsnap/once.h"
 #include "rtsnap/procfile.h"
 #include "rtsnap/render.h"
+#include "rtsnap/served.h"
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
@@ -39,6 +40,10 @@
 
 #define MAX_LISTEN 8
 #define MAX_NETNS 4096 /* --netns given at most this many times */
+/* descriptors a named namespace's collectors hold (both families: per family a notification
+ * and a dump socket, an eventfd, the namespace's handle and the compat sysctl), with room */
+#define NETNS_FDS 12
+#define NETNS_ALL_FDS_FOR 1000 /* --netns all: namespaces the budget keeps descriptors for */
 #define RTSNAP_MMAP_THRESHOLD (256 * 1024) /* blocks this large are mmapped, returned on free */
 
 static volatile sig_atomic_t s_quit, s_reload;
@@ -145,6 +150,8 @@ static void usage(FILE *f)
 	       "                          (/run/netns/NAME, as ip netns makes them) at\n"
 	       "                          /netns/NAME/..., with the same --family (repeatable;\n"
 	       "                          with --once: print that namespace's snapshot)\n"
+	       "      --netns all         serve every named namespace, following /run/netns\n"
+	       "                          as they are created and deleted\n"
 	       "      --metrics-netns-limit N  per-namespace series in /metrics for at most N\n"
 	       "                          named namespaces (the lowest names; default 100)\n"
 	       "      --log-level LEVEL   err, warn, info (default) or debug\n"
@@ -194,78 +201,6 @@ static int inst4_start(struct inst4 *i, const struct collector_opts *o,
 	}
 	if (ret)
 		inst4_stop(i);
-	return ret;
-}
-
-/*
- * A named namespace served beside the daemon's own (--netns): its instances (one per family
- * followed) belong to ns (http_ns.h) from creation on; their collectors to main. Main thread.
- */
-struct served_ns {
-	const char *name;
-	struct http_ns *ns;
-	struct collector *coll[2];
-};
-
-/* Stop serving sn, stop its collectors, drop main's reference (a zeroed or half-started one is
- * fine): http_ns.h's order. */
-static void served_ns_stop(struct served_ns *sn)
-{
-	http_ns_remove(sn->ns);
-	for (unsigned int i = 0; i < 2; i++)
-		collector_stop(sn->coll[i]);
-	http_ns_put(sn->ns);
-	memset(sn, 0, sizeof(*sn));
-}
-
-/* Start sn->name's instances of families with the own namespace's collector options o and
- * history options eo, and serve it. 0 or a negative errno (then nothing of it is left). */
-static int served_ns_start(struct served_ns *sn, unsigned int families,
-			   const struct collector_opts *o, const struct events_opts *eo)
-{
-	struct http_instance inst[2] = { { 0 }, { 0 } };
-	unsigned int n = 0;
-	int ret = 0;
-
-	for (unsigned int f = 0; f < 2 && !ret; f++) {
-		int af = f == 0 ? AF_INET6 : AF_INET;
-
-		if (!(families & (af == AF_INET6 ? ONCE_INET6 : ONCE_INET)))
-			continue;
-		inst[n].family = af;
-		inst[n].stats = calloc(1, sizeof(*inst[n].stats));
-		ret = inst[n].stats ? snapshot_chain_new(&inst[n].chain) : -ENOMEM;
-		if (!ret)
-			ret = events_new(eo, &inst[n].history);
-		n++;
-	}
-	if (ret) {
-		for (unsigned int i = 0; i < n; i++) {
-			snapshot_chain_free(inst[i].chain);
-			events_free(inst[i].history);
-			free(inst[i].stats);
-		}
-		return ret;
-	}
-	ret = http_ns_new(sn->name, inst, n, &sn->ns); /* takes them over, on failure too */
-	for (unsigned int i = 0; i < n && !ret; i++) {
-		struct collector_opts co = *o;
-
-		co.family = inst[i].family;
-		co.netns = sn->name;
-		co.chain = inst[i].chain;
-		co.history = inst[i].history;
-		co.stats = inst[i].stats;
-		ret = collector_start(&co, &sn->coll[i]);
-	}
-	if (!ret)
-		ret = http_ns_add(sn->ns);
-	if (ret) {
-		const char *name = sn->name;
-
-		served_ns_stop(sn);
-		sn->name = name;
-	}
 	return ret;
 }
 
@@ -352,14 +287,16 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 
 /*
  * Connection limits from the file descriptor budget. The soft RLIMIT_NOFILE is raised to the
- * hard one; 64 descriptors stay for the rest of the daemon; each listener gets an equal share.
+ * hard one; the named namespaces' collectors keep NETNS_FDS each (nnetns of them, at most half),
+ * 64 descriptors stay for the rest of the daemon; each listener gets an equal share.
  * Unset limits: --max-connections 1024 (or a quarter of the share if smaller), --max-pending
  * the rest of the share (at most 65536). Limits set beyond the share only get a warning.
  */
-static void fd_budget(unsigned int nlisten, unsigned int *max_conn, unsigned int *max_pending)
+static void fd_budget(unsigned int nlisten, unsigned int nnetns, unsigned int *max_conn,
+		      unsigned int *max_pending)
 {
 	struct rlimit rl;
-	unsigned long long share;
+	unsigned long long share, keep;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		rl.rlim_cur = rl.rlim_max = 1024;
@@ -370,6 +307,11 @@ static void fd_budget(unsigned int nlisten, unsigned int *max_conn, unsigned int
 			rl.rlim_cur = rl.rlim_max;
 	}
 	share = rl.rlim_cur == RLIM_INFINITY ? 1ULL << 20 : (unsigned long long)rl.rlim_cur;
+	/* the named namespaces' collectors: NETNS_FDS each, at most half of the budget */
+	keep = (unsigned long long)nnetns * NETNS_FDS;
+	if (keep > share / 2)
+		keep = share / 2;
+	share -= keep;
 	share = share > 64 + 2 * nlisten ? (share - 64) / nlisten : 2;
 	if (!*max_conn)
 		*max_conn = share / 4 < 1024 ? (unsigned int)(share / 4 ? share / 4 : 1) : 1024;
@@ -472,8 +414,9 @@ int main(int argc, char **argv)
 	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
 					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
 	unsigned int families = 0; /* --family; 0: not given */
-	static struct served_ns netns[MAX_NETNS]; /* --netns, in the order given */
+	static const char *netns[MAX_NETNS]; /* --netns, in the order given */
 	unsigned int nnetns = 0;
+	int netns_all = 0; /* --netns all */
 	int once = 0, c, lvl, ret;
 	struct sigaction sa;
 	sigset_t block, orig;
@@ -634,6 +577,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_NETNS:
+			if (!strcmp(optarg, "all")) {
+				netns_all = 1;
+				break;
+			}
 			if (!netns_name_valid(optarg)) {
 				fprintf(stderr,
 					"rtsnapd: bad --netns '%s': not a namespace name (1 to %d "
@@ -642,7 +589,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			for (unsigned int i = 0; i < nnetns; i++)
-				if (!strcmp(netns[i].name, optarg)) {
+				if (!strcmp(netns[i], optarg)) {
 					fprintf(stderr, "rtsnapd: --netns '%s' given twice\n",
 						optarg);
 					return 2;
@@ -651,7 +598,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "rtsnapd: at most %d --netns\n", MAX_NETNS);
 				return 2;
 			}
-			netns[nnetns++].name = optarg;
+			netns[nnetns++] = optarg;
 			break;
 		case OPT_METRICS_NETNS_LIMIT: {
 			unsigned int lim;
@@ -718,23 +665,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtsnapd: --format goes with --once\n");
 		return 2;
 	}
-	if (once && nnetns > 1) {
-		fprintf(stderr, "rtsnapd: --once prints one namespace: one --netns at most\n");
+	if (once && (nnetns > 1 || netns_all)) {
+		fprintf(stderr, "rtsnapd: --once prints one namespace: one --netns NAME at most\n");
 		return 2;
 	}
 	for (unsigned int i = 0; i < nnetns; i++) {
 		char path[sizeof(NETNS_DIR) + NETNS_NAME_MAX + 1];
 		struct stat st;
 
-		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, netns[i].name);
+		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, netns[i]);
 		if (stat(path, &st) < 0) {
-			fprintf(stderr, "rtsnapd: --netns %s: %s: %s\n", netns[i].name, path,
+			fprintf(stderr, "rtsnapd: --netns %s: %s: %s\n", netns[i], path,
 				strerror(errno));
 			return 1;
 		}
 	}
 	if (once)
-		return run_once(format ? format : "proc", families, nnetns ? netns[0].name : NULL);
+		return run_once(format ? format : "proc", families, nnetns ? netns[0] : NULL);
 	if (!families)
 		families = ONCE_INET6 | ONCE_INET; /* the daemon follows both by default */
 	if (proc_file4 && !(families & ONCE_INET)) {
@@ -800,7 +747,7 @@ int main(int argc, char **argv)
 	 */
 	if (!mallopt(M_ARENA_MAX, 1))
 		log_warn("mallopt(M_ARENA_MAX) failed");
-	fd_budget(nlisten, &max_conn, &max_pending);
+	fd_budget(nlisten, netns_all ? NETNS_ALL_FDS_FOR : nnetns, &max_conn, &max_pending);
 	/* streams are held for hours: most slots stay for short requests */
 	sopts.max_streams = max_streams != UINT_MAX ? max_streams : max_conn / 4;
 	if (!header_timeout)
@@ -842,11 +789,17 @@ int main(int argc, char **argv)
 		if (ret)
 			log_err("cannot start the change stream: %s", strerror(-ret));
 	}
-	for (unsigned int i = 0; !ret && i < nnetns; i++) {
-		ret = served_ns_start(&netns[i], families, &copts, &eopts);
+	served_init(families, &copts, &eopts);
+	for (unsigned int i = 0; !ret && !netns_all && i < nnetns; i++) {
+		ret = served_add(netns[i]);
 		if (ret)
-			log_err("--netns %s: cannot take the first snapshot: %s", netns[i].name,
+			log_err("--netns %s: cannot take the first snapshot: %s", netns[i],
 				strerror(-ret));
+	}
+	if (!ret && netns_all) { /* the names given are among them */
+		ret = served_follow_all();
+		if (ret)
+			log_err("--netns all: cannot follow %s: %s", NETNS_DIR, strerror(-ret));
 	}
 	if (!ret && proc_file) {
 		ret = procfile_start("--proc-file", proc_file, chain, cstats);
@@ -864,8 +817,7 @@ int main(int argc, char **argv)
 		collector_stop(v4.coll); /* no more publications to write */
 		v4.coll = NULL;
 		procfile_stop(); /* one may have started; before the chains go */
-		for (unsigned int i = 0; i < nnetns; i++)
-			served_ns_stop(&netns[i]);
+		served_stop_all();
 		http_events_stop();
 		inst4_stop(&v4); /* after the streams that read its history */
 		snapshot_chain_free(chain);
@@ -908,8 +860,7 @@ int main(int argc, char **argv)
 		collector_stop(v4.coll); /* no more publications to write */
 		v4.coll = NULL;
 		procfile_stop(); /* before the chains go */
-		for (unsigned int i = 0; i < nnetns; i++)
-			served_ns_stop(&netns[i]);
+		served_stop_all();
 		http_events_stop();
 		inst4_stop(&v4); /* after the streams that read its history */
 		snapshot_chain_free(chain);
@@ -920,27 +871,36 @@ int main(int argc, char **argv)
 	log_info("rtsnapd %s running", RTSNAP_VERSION);
 	s_reload = 0; /* a SIGHUP before now found the configuration just loaded */
 	while (!s_quit) {
-		struct timespec second = { .tv_sec = 1 };
 		int retiring;
 
 		if (s_reload) {
 			s_reload = 0;
 			collector_request_resync(coll);
 			collector_request_resync(v4.coll);
-			for (unsigned int i = 0; i < nnetns; i++)
-				for (unsigned int k = 0; k < 2; k++)
-					collector_request_resync(netns[i].coll[k]);
+			served_resync();
 			if (web_config)
 				reload_web(web_config);
 		}
 		retiring = http_reap();
-		if (!s_quit && !s_reload)
-			ppoll(NULL, 0, retiring ? &second : NULL, &orig);
+		if (!s_quit && !s_reload) {
+			/* --netns all: names come and go in /run/netns; retries of names
+			 * not mounted yet are due */
+			struct pollfd pfd = { .fd = served_fd(), .events = POLLIN };
+			int wait_ms = served_timeout_ms();
+			struct timespec t;
+
+			if (retiring && (wait_ms < 0 || wait_ms > 1000))
+				wait_ms = 1000;
+			t.tv_sec = wait_ms / 1000;
+			t.tv_nsec = (long)(wait_ms % 1000) * 1000000;
+			if (ppoll(&pfd, pfd.fd >= 0, wait_ms >= 0 ? &t : NULL, &orig) >= 0 &&
+			    !s_quit)
+				served_poll();
+		}
 	}
 	log_info("stopping");
 	http_stop();
-	for (unsigned int i = 0; i < nnetns; i++) /* no request or stream reads them now */
-		served_ns_stop(&netns[i]);
+	served_stop_all(); /* no request or stream reads them now */
 	collector_stop(coll);
 	collector_stop(v4.coll);
 	v4.coll = NULL;
