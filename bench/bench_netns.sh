@@ -109,7 +109,7 @@ part_many() {
 		for i in $(seq "$n"); do
 			make_ns "$PREFIX-$i" || bench_die "cannot create namespace $i"
 		done
-		t0=$(now_ms)
+		t0=$(now_ms) # the first dumps run before the daemon listens
 		start "$d" --netns all
 		while [ "$(served "$d")" -lt $((n + 1)) ]; do sleep 0.1; done # and $d itself
 		t1=$(now_ms)

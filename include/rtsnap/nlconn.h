@@ -29,6 +29,9 @@ struct nlconn {
 	/* dumps: after a datagram the kernel took longer than NLCONN_PACE_US to produce, pause
 	 * as long again (set by whoever opened it: see nlconn_dump()) */
 	int pace;
+	/* this opening's number, unique in the process (a descriptor number is reused after a
+	 * close: whoever keeps a descriptor registered somewhere tells openings apart by it) */
+	uint64_t serial;
 };
 
 #define NLCONN_PACE_US 1000

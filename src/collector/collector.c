@@ -2159,12 +2159,14 @@ static int64_t publish_at(const struct collector *c)
  * evfd (a resync asked for, a resync's dump done) always; the notification socket unless
  * what arrives is left to gather until the publication due soon (hold). Opens nothing.
  */
-static int64_t coll_prepare(void *arg, struct pollfd pfd[2])
+static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 {
 	struct collector *c = arg;
 	int64_t now = snapshot_now_ms(), wake = INT64_MAX, nus = now_us(), wake_us;
 
 	pfd[0] = (struct pollfd){ .fd = c->evfd, .events = POLLIN };
+	id[0] = 1; /* the eventfd lives as long as the collector */
+	id[1] = c->notify.serial;
 	c->hold = 0;
 	if (c->recovering) {
 		/* out of memory: nothing but the fresh dump, when it is due (the mirror is

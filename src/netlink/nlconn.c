@@ -90,6 +90,11 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode, struct collector_stats 
 	}
 	c->fd = nl_socket_get_fd(c->sk);
 	c->port = nl_socket_get_local_port(c->sk);
+	{
+		static uint64_t serials;
+
+		c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+	}
 	c->seq = (uint32_t)time(NULL);
 	c->bufsz = RECV_BUF_MIN;
 	c->buf = malloc(c->bufsz);
