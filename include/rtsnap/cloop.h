@@ -4,10 +4,11 @@
  * and namespace followed) in one event loop, each a member that says what to wait for and
  * does its work when that arrives.
  *
- * A pass: every member's prepare() names up to two descriptors and a deadline; the thread
- * waits for the first of them all (epoll: the cost of a wait does not grow with the number of
- * idle members); then every member with a descriptor ready or its deadline past gets its
- * step(). A member's calls run on the loop's thread only, one at a time, so its state needs no
+ * A pass: every member stepped since (or new) says in prepare() what it waits for: up to two
+ * descriptors and a deadline (its state changes in its step only, so the others wait as they
+ * did); the thread waits for the first of them all (epoll: the cost of a wait does not grow
+ * with the number of idle members); then every member with a descriptor ready or its deadline
+ * past gets its step(). A member's calls run on the loop's thread only, one at a time, so its state needs no
  * lock as long as no other thread touches it (collector.c: one writer per instance). A member
  * of another namespace runs its step() inside it (setns around the call): what it opens there
  * lives there. Fairness is the members' own: a step does a bounded amount of work (a drain
@@ -40,6 +41,7 @@ struct cloop_member {
 	uint32_t reg_ev[2];  /* with these events */
 	uint64_t reg_id[2];  /* for this opening */
 	int64_t wake_us;
+	int fresh;	     /* stepped (or new) since its last prepare() */
 	int gone;	     /* removed: set by the loop's thread, under its lock */
 };
 

@@ -215,13 +215,18 @@ static void *loop_main(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			struct cloop_member *m = mine[i];
 
-			m->pfd[0] = m->pfd[1] = (struct pollfd){ .fd = -1 };
-			m->id[0] = m->id[1] = 0;
-			m->wake_us = m->prepare(m->arg, m->pfd, m->id);
+			/* a member's state changes in its step only (from outside, through its
+			 * own descriptor, which steps it): one not stepped waits as it did */
+			if (m->fresh) {
+				m->pfd[0] = m->pfd[1] = (struct pollfd){ .fd = -1 };
+				m->id[0] = m->id[1] = 0;
+				m->wake_us = m->prepare(m->arg, m->pfd, m->id);
+				sync_slot(m, 0);
+				sync_slot(m, 1);
+				m->fresh = 0;
+			}
 			if (m->wake_us < wake)
 				wake = m->wake_us;
-			sync_slot(m, 0);
-			sync_slot(m, 1);
 			m->pfd[0].revents = m->pfd[1].revents = 0;
 		}
 		now = cloop_now_us();
@@ -255,8 +260,10 @@ static void *loop_main(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			struct cloop_member *m = mine[i];
 
-			if (m->pfd[0].revents || m->pfd[1].revents || now >= m->wake_us)
+			if (m->pfd[0].revents || m->pfd[1].revents || now >= m->wake_us) {
 				run_step(m);
+				m->fresh = 1;
+			}
 		}
 	}
 	free(mine);
@@ -271,6 +278,7 @@ int cloop_add(struct cloop_member *m)
 
 	m->reg_fd[0] = m->reg_fd[1] = -1;
 	m->gone = 0;
+	m->fresh = 1;
 	pthread_mutex_lock(&s_lock);
 	if (s_n == s_cap) {
 		size_t cap = s_cap ? s_cap * 2 : 8;
