@@ -39,7 +39,7 @@
     'metric', 'expiring'];
   const ADDR_KEYS = ['prefix', 'covers', 'gateway']; // dropped when the family changes
   const PLACEHOLDERS4 = { prefix: '192.0.2.0/24', covers: '192.0.2.1' };
-  const NETNS_POLL_MS = 5000; // the namespace list (--netns all: names come and go)
+  const NETNS_POLL_MS = 10000; // the namespace list (--netns all: names come and go)
 
   const st = {
     about: null,
