@@ -241,6 +241,7 @@ routes_are "$N3" -6 "a route added in it appears"
 ip netns del "$N3"
 cdp_wait "document.documentElement.dataset.renderedNetns === '' && !document.getElementById('netns-note').hidden" 30
 tap_ok $? "deleted while shown: the page falls back to the own namespace, with a note"
+# shellcheck disable=SC1111 # the note's quotation marks
 tap_is "$(cdp_eval 'document.getElementById("netns-note").textContent' | jq -r .)" \
 	"The namespace “$N3” is not served by rtsnapd (deleted, or not given to --netns): showing rtsnapd's own namespace." \
 	"the note names it, as text"
