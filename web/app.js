@@ -21,7 +21,7 @@
 // parameter of the route filter in the URL (#routes?netns=NAME&...; the own namespace is left
 // out), never sent to /routes. Every per-namespace request goes to /netns/NAME/... (api()),
 // the /metrics series read are those labelled netns="NAME" (the own namespace's: no netns
-// label), and the list is read again every few seconds: a namespace that is no longer served
+// label), and the list is read again every 10 s: a namespace that is no longer served
 // falls back to the own one, with a note. Names are text like the kernel's strings, and
 // percent-encoded in paths.
 'use strict';
