@@ -15,6 +15,15 @@
 // the header, tables and charts come from /status's "inet" and /metrics' family="inet"
 // series. The family is a parameter of the route filter (#routes?family=inet&...), left out
 // for IPv6, the default.
+//
+// Namespaces: with rtsnapd --netns, /netns lists the named namespaces served beside the
+// daemon's own (own first). The page then offers a selector; the namespace shown is one more
+// parameter of the route filter in the URL (#routes?netns=NAME&...; the own namespace is left
+// out), never sent to /routes. Every per-namespace request goes to /netns/NAME/... (api()),
+// the /metrics series read are those labelled netns="NAME" (the own namespace's: no netns
+// label), and the list is read again every 10 s: a namespace that is no longer served
+// falls back to the own one, with a note. Names are text like the kernel's strings, and
+// percent-encoded in paths.
 'use strict';
 
 (function () {
@@ -30,6 +39,7 @@
     'metric', 'expiring'];
   const ADDR_KEYS = ['prefix', 'covers', 'gateway']; // dropped when the family changes
   const PLACEHOLDERS4 = { prefix: '192.0.2.0/24', covers: '192.0.2.1' };
+  const NETNS_POLL_MS = 10000; // the namespace list (--netns all: names come and go)
 
   const st = {
     about: null,
@@ -41,7 +51,12 @@
     stale: false,
     reachable: true,
     polls: 0,
-    history: { inet6: [], inet: [] }, // per family: {t: ms since epoch, routes}
+    history: { inet6: [], inet: [] }, // per family: {t: ms since epoch, routes}; the namespace shown's
+    histories: new Map(), // namespace name ('' = own) -> its history
+    netns: '', // the namespace shown: '' = rtsnapd's own, else a name listed by /netns
+    nsList: undefined, // /netns's list; null: no /netns (the own namespace alone); undefined: not read yet
+    nsKey: '', // the names the selector was built from
+    epoch: 0, // bumped on a namespace switch: answers for the namespace before are dropped
     page: { qs: '', after: '', back: [], next: '', routes: [] },
     selected: null, // key of the route shown in the detail view
     countdowns: [], // {el, deadline (performance.now() ms), prefix}
@@ -84,6 +99,17 @@
   function only4(s) { return !!s && s.family === 'inet'; }
   function famGen(s) { const f = famStatus(s); return f ? f.generation : null; }
 
+  // A path segment: every byte but A-Za-z0-9-._~ percent-encoded (as /netns writes it); a
+  // name "." or ".." would be resolved away by the URL parser, so its dots are encoded too.
+  function encName(name) {
+    const e = encodeURIComponent(name).replace(/[!'()*]/g,
+      (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+    return e === '.' || e === '..' ? e.replace(/\./g, '%2E') : e;
+  }
+  // The path of a per-namespace view P ('status', 'routes?...') of the namespace shown.
+  function nsPrefix(name) { return name ? '/netns/' + encName(name) + '/' : '/'; }
+  function api(p) { return nsPrefix(st.netns) + p; }
+
   async function fetchJSON(url, headers) {
     const r = await fetch(url, { headers: headers || {}, cache: 'no-store' });
     let body = null;
@@ -106,14 +132,23 @@
     return (s / 3600).toFixed(1) + ' h';
   }
 
+  // The header's host and namespace: /web/about.json's (rtsnapd's own namespace), or the
+  // name of the named namespace shown.
   function renderAbout() {
     const a = st.about;
-    if (!a) return;
+    if (st.netns) setText('f-netns', st.netns);
+    if (!a) {
+      if (st.netns) document.title = 'rtsnap (' + st.netns + ')';
+      return;
+    }
     setText('h-host', a.hostname ? 'on ' + a.hostname : '');
     setText('f-host', a.hostname || 'unknown');
-    setText('f-netns', a.netns ? a.netns : (a.netns_initial ? 'initial namespace'
-      : 'unnamed (net:[' + a.netns_inode + '])'));
-    document.title = 'rtsnap' + (a.hostname ? ' - ' + a.hostname : '') + (a.netns ? ' (' + a.netns + ')' : '');
+    if (!st.netns) {
+      setText('f-netns', a.netns ? a.netns : (a.netns_initial ? 'initial namespace'
+        : 'unnamed (net:[' + a.netns_inode + '])'));
+    }
+    const ns = st.netns || a.netns;
+    document.title = 'rtsnap' + (a.hostname ? ' - ' + a.hostname : '') + (ns ? ' (' + ns + ')' : '');
   }
 
   function renderHeader() {
@@ -168,7 +203,7 @@
   }
 
   function parseMetrics(text) {
-    const r = { mpath: {}, exp: {}, proto: {}, byTable: {} };
+    const r = { mpath: {}, exp: {}, proto: {}, byTable: {}, series: 0 };
     for (const line of text.split('\n')) {
       const m = /^(rtsnap_routes|rtsnap_multipath_routes|rtsnap_routes_expiring)\{(.*)\} (\S+)$/.exec(line);
       if (!m) continue;
@@ -176,6 +211,9 @@
       const v = Number(m[3]);
       // the family shown; with --family all the other family's series are beside it
       if (l.family && l.family !== st.family) continue;
+      // the namespace shown: netns="NAME", or no netns label for rtsnapd's own
+      if ((l.netns === undefined ? '' : l.netns) !== st.netns) continue;
+      r.series++;
       if (m[1] === 'rtsnap_multipath_routes') r.mpath[l.table] = v;
       else if (m[1] === 'rtsnap_routes_expiring') r.exp[l.table] = v;
       else {
@@ -187,14 +225,20 @@
   }
 
   async function loadSummary() {
-    const fam = st.family;
+    const fam = st.family, ep = st.epoch;
     const s = famStatus(st.status);
+    if (!s) return;
     let m = null;
     try {
       const r = await fetch('/metrics', { cache: 'no-store' });
       if (r.ok) m = parseMetrics(await r.text());
     } catch (e) { m = null; }
-    if (fam !== st.family) return; // switched meanwhile: the other family's refresh draws it
+    // switched meanwhile: the other family's (namespace's) refresh draws it
+    if (fam !== st.family || ep !== st.epoch) return;
+    // a named namespace beyond --metrics-netns-limit has no series: its counts are unknown
+    const omitted = !!m && m.series === 0 && !!st.netns && s.tables.length > 0;
+    if (omitted) m = null;
+    $('metrics-note').hidden = !omitted;
     const tbody = $('table-summary').tBodies[0];
     clear(tbody);
     const dl = $('table-names');
@@ -228,6 +272,8 @@
       const protos = Object.keys(m.proto).map((p) => [p, m.proto[p]]);
       protos.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
       barChart($('chart-protocols'), protos);
+    } else if (omitted) {
+      clear($('chart-protocols'));
     }
   }
 
@@ -341,9 +387,12 @@
     const v = document.querySelector('#family input[name=family]:checked');
     return v && v.value === 'inet' ? 'inet' : 'inet6';
   }
-  function filterFromForm() {
+  // The route filter of the URL; netns: the namespace it is for (default: the one shown).
+  function filterFromForm(netns) {
     const f = $('filter');
     const p = new URLSearchParams();
+    const ns = netns === undefined ? st.netns : netns;
+    if (ns) p.set('netns', ns); // the own namespace is the default: left out
     if (switchFamily() === 'inet') p.set('family', 'inet'); // IPv6 is the default: left out
     for (const k of FILTER_KEYS) {
       const v = f.elements[k].value.trim();
@@ -372,6 +421,7 @@
   }
   function browseTable(name) {
     const p = new URLSearchParams();
+    if (st.netns) p.set('netns', st.netns);
     if (st.family === 'inet') p.set('family', 'inet');
     p.set('table', name);
     p.set('limit', $('filter').elements.limit.value);
@@ -381,7 +431,23 @@
     const h = '#routes?' + p.toString();
     if (location.hash === h) startBrowse(p); else location.hash = h; // hashchange starts it
   }
+  // The URL's filter for the query string qs of the namespace shown.
+  function hashOf(qs) {
+    const p = new URLSearchParams(qs);
+    const q = new URLSearchParams();
+    if (st.netns) q.set('netns', st.netns);
+    for (const [k, v] of p) q.append(k, v);
+    return '#routes?' + q.toString();
+  }
   function startBrowse(p) {
+    const asked = p.get('netns') || '';
+    const ns = takeNetns(p);
+    if (ns !== st.netns) {
+      enterNetns(ns, p);
+      if (ns !== asked) history.replaceState(null, '', hashOf(st.page.qs)); // fell back
+      return;
+    }
+    if (ns !== asked) history.replaceState(null, '', hashOf(p.toString()));
     if (p.get('family') === 'inet' && st.status && !st.status.inet) p.delete('family'); // not followed
     if (only4(st.status)) p.set('family', 'inet'); // IPv6 not followed
     formFromFilter(p);
@@ -411,6 +477,128 @@
     go(p);
   }
 
+  // ---- namespaces (/netns)
+
+  function served(name) { return !!st.nsList && st.nsList.some((n) => !n.own && n.name === name); }
+
+  // The namespace a URL's filter asks for, taken out of it (it is no parameter of /routes); a
+  // name /netns does not list gives the own namespace, and a note says so.
+  function takeNetns(p) {
+    const ns = p.get('netns') || '';
+    p.delete('netns');
+    if (ns && st.nsList !== undefined && !served(ns)) {
+      noteGone(ns);
+      return '';
+    }
+    return ns;
+  }
+  function noteGone(name) {
+    const n = $('netns-note');
+    n.textContent = 'The namespace \u201c' + name + '\u201d is not served by rtsnapd (deleted, or not ' +
+      'given to --netns): showing rtsnapd\'s own namespace.';
+    n.hidden = false;
+  }
+
+  // /netns read again: the selector follows it; the namespace shown, no longer listed, falls
+  // back to the own one.
+  async function loadNetns() {
+    let res;
+    try {
+      res = await fetchJSON('/netns');
+    } catch (e) { return; } // not answering: the polls say so
+    if (res.ok && res.body && Array.isArray(res.body.namespaces)) st.nsList = res.body.namespaces;
+    else if (res.status === 404) st.nsList = null; // an rtsnapd without namespaces
+    else return;
+    for (const k of [...st.histories.keys()]) if (k && !served(k)) st.histories.delete(k);
+    renderNetnsList();
+    if (st.netns && !served(st.netns)) {
+      noteGone(st.netns);
+      const p = filterFromForm('');
+      if (location.hash.startsWith('#routes?')) history.replaceState(null, '', '#routes?' + p.toString());
+      startBrowse(p);
+    }
+  }
+
+  function renderNetnsList() {
+    const named = (st.nsList || []).filter((n) => !n.own);
+    $('netns-pick').hidden = named.length === 0; // rtsnapd's own namespace alone: no selector
+    const key = JSON.stringify(named.map((n) => n.name));
+    if (key !== st.nsKey) {
+      st.nsKey = key;
+      const sel = $('netns');
+      clear(sel);
+      sel.appendChild(el('option', { value: '' }, '(this host)'));
+      for (const n of named) sel.appendChild(el('option', { value: n.name }, n.name));
+    }
+    document.documentElement.dataset.netnsListed = String(named.length);
+    renderNetns();
+  }
+
+  // The selector and the raw-view links say the namespace shown.
+  function renderNetns() {
+    const sel = $('netns');
+    if ([...sel.options].some((o) => o.value === st.netns)) sel.value = st.netns;
+    for (const a of document.querySelectorAll('nav a[data-path]')) a.setAttribute('href', api(a.dataset.path));
+  }
+
+  function onNetnsSwitch() {
+    const ns = $('netns').value;
+    if (ns === st.netns) return;
+    $('netns-note').hidden = true;
+    go(filterFromForm(ns));
+  }
+
+  // Empty views while the namespace chosen is read: nothing of the one before stays on screen.
+  function clearViews() {
+    for (const id of ['route-table', 'table-summary', 'expiring-table']) {
+      clear($(id).tBodies[0]);
+      delete $(id).dataset.count;
+    }
+    st.countdowns = [];
+    st.expCountdowns = [];
+    for (const id of ['chart-tables', 'chart-protocols', 'sparkline', 'table-names']) clear($(id));
+    for (const id of ['sum-routes', 'sum-mpath', 'sum-exp', 'sum-lines', 'c-spark-text', 'expiring-state']) setText(id, '');
+    for (const id of ['f-gen', 'f-taken', 'f-age', 'f-routes', 'f-collector']) setText(id, '-');
+    setText('routes-state', 'Loading\u2026');
+    $('routes-state').classList.remove('error');
+    $('metrics-note').hidden = true;
+    $('banner').hidden = true;
+    const out = $('lookup-result');
+    clear(out);
+    delete out.dataset.state;
+    updatePager();
+  }
+
+  // Show namespace ns with the filter p (its family too): every view read afresh from its
+  // paths, the change stream (if followed) reopened there.
+  async function enterNetns(ns, p) {
+    st.epoch++;
+    const ep = st.epoch;
+    const follow = st.stream !== null || st.streamQs !== null;
+    if (st.stream) st.stream.close();
+    st.stream = null;
+    st.streamQs = null;
+    st.netns = ns;
+    if (!st.histories.has(ns)) st.histories.set(ns, { inet6: [], inet: [] });
+    st.history = st.histories.get(ns);
+    st.status = null;
+    st.etag = null;
+    st.gen = null;
+    st.stale = false;
+    st.reachable = true;
+    st.polls = 0;
+    st.lastChange = null;
+    st.family = p.get('family') === 'inet' ? 'inet' : 'inet6'; // its first /status may undo it
+    formFromFilter(p);
+    st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
+    closeDetail();
+    clearViews();
+    renderNetns();
+    renderAbout();
+    await poll();
+    if (follow && ep === st.epoch) openStream();
+  }
+
   async function loadPage() {
     const pg = st.page;
     const p = new URLSearchParams(pg.qs);
@@ -419,7 +607,7 @@
     const t0 = performance.now();
     let res;
     try {
-      res = await fetchJSON('/routes?' + p.toString());
+      res = await fetchJSON(api('routes?' + p.toString()));
     } catch (e) {
       state.textContent = 'rtsnapd did not answer.';
       return;
@@ -495,9 +683,11 @@
     const out = $('lookup-result');
     clear(out);
     out.dataset.state = 'loading';
+    const ep = st.epoch;
     let res;
     try {
-      res = await fetchJSON('/routes/lookup?' + p.toString());
+      res = await fetchJSON(api('routes/lookup?' + p.toString()));
+      if (ep !== st.epoch) return; // another namespace chosen meanwhile
     } catch (e) {
       out.appendChild(el('p', { class: 'error' }, 'rtsnapd did not answer.'));
       out.dataset.state = 'error';
@@ -549,10 +739,11 @@
       setText('expiring-state', 'IPv4 routes have no lifetime.');
       return;
     }
+    const ep = st.epoch;
     try {
-      res = await fetchJSON('/expiring');
+      res = await fetchJSON(api('expiring'));
     } catch (e) { return; }
-    if (!res.ok || st.family !== 'inet6') return;
+    if (!res.ok || st.family !== 'inet6' || ep !== st.epoch) return;
     clear(tbody);
     st.expCountdowns = [];
     const list = res.body;
@@ -580,11 +771,12 @@
   // ---- live: poll /healthz and /status (If-None-Match), refresh on a new generation
 
   async function refreshAll(withPage) {
-    const gen = st.gen, fam = st.family;
+    const gen = st.gen, fam = st.family, ep = st.epoch;
     await Promise.all([loadSummary(), withPage === false ? null : loadPage(), loadExpiring()]);
-    if (fam !== st.family) return; // switched meanwhile
+    if (fam !== st.family || ep !== st.epoch) return; // switched meanwhile
     document.documentElement.dataset.renderedGen = String(gen); // every view shows gen (tests wait on it)
     document.documentElement.dataset.renderedFamily = fam;
+    document.documentElement.dataset.renderedNetns = st.netns;
   }
 
   function liveText() {
@@ -616,7 +808,7 @@
     if (st.stream) st.stream.close();
     const p = new URLSearchParams(qs);
     if (st.gen !== null) p.set('since', String(st.gen)); // nothing missed since the views were read
-    const es = new EventSource('/events?' + p.toString());
+    const es = new EventSource(api('events?' + p.toString()));
     st.stream = es;
     st.streamQs = qs;
     const onChange = (ev, resync) => {
@@ -636,6 +828,7 @@
     es.onerror = () => {
       if (es !== st.stream || es.readyState !== EventSource.CLOSED) return; // it reconnects by itself
       st.stream = null; // refused (a filter it does not take, no slot): poll, and try again later
+      if (st.netns) loadNetns(); // or the namespace is gone
       liveText();
       reschedulePoll(POLL_MS);
       setTimeout(openStream, STREAM_RETRY_MS);
@@ -650,12 +843,12 @@
   }
 
   async function liveRefresh() {
-    const page = st.live.page;
+    const page = st.live.page, ep = st.epoch;
     st.live.page = false;
     st.live.last = performance.now();
     try {
-      const res = await fetchJSON('/status');
-      if (res.status === 200) {
+      const res = await fetchJSON(api('status'));
+      if (res.status === 200 && ep === st.epoch) {
         const fellBack = takeStatus(res);
         st.gen = famGen(st.status);
         st.reachable = true;
@@ -696,7 +889,7 @@
       if (want === 'inet') p.set('family', 'inet'); else p.delete('family');
       formFromFilter(p);
       st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
-      if (location.hash.startsWith('#routes?')) history.replaceState(null, '', '#routes?' + p.toString());
+      if (location.hash.startsWith('#routes?')) history.replaceState(null, '', hashOf(p.toString()));
       st.gen = null; // refresh everything
       if (st.stream) openStream();
       return true;
@@ -710,14 +903,22 @@
   }
 
   async function poll() {
+    const ep = st.epoch;
     st.polls++;
     try {
-      const h = await fetch('/healthz', { cache: 'no-store' });
+      const h = await fetch(api('healthz'), { cache: 'no-store' });
+      if (ep !== st.epoch) return; // another namespace chosen: its own poll goes on
+      if (h.status === 404 && st.netns) { // the namespace is no longer served
+        loadNetns();
+        reschedulePoll(POLL_MS);
+        return;
+      }
       const stale = h.status !== 200;
       const force = !st.status || stale !== st.stale || !st.reachable || st.polls % FULL_STATUS_EVERY === 0;
       st.stale = stale;
       st.reachable = true;
-      const res = await fetchJSON('/status', force || !st.etag ? {} : { 'If-None-Match': st.etag });
+      const res = await fetchJSON(api('status'), force || !st.etag ? {} : { 'If-None-Match': st.etag });
+      if (ep !== st.epoch) return;
       if (res.status === 200) {
         takeStatus(res);
         // the ETag names both families' generations: refresh when the one shown moved
@@ -733,6 +934,7 @@
       liveText();
       document.documentElement.dataset.gen = String(st.gen);
     } catch (e) {
+      if (ep !== st.epoch) return;
       if (st.reachable) { st.reachable = false; renderHeader(); }
       setText('live', 'rtsnapd did not answer at ' + new Date().toLocaleTimeString('en-GB') + '; retrying.');
     }
@@ -750,7 +952,12 @@
     $('live').hidden = false;
     $('filter').addEventListener('submit', (ev) => { ev.preventDefault(); go(filterFromForm()); });
     $('filter').addEventListener('reset', () => {
-      setTimeout(() => { const p = new URLSearchParams(); p.set('limit', $('filter').elements.limit.value); go(p); }, 0);
+      setTimeout(() => {
+        const p = new URLSearchParams();
+        if (st.netns) p.set('netns', st.netns); // a filter cleared, in the same namespace
+        p.set('limit', $('filter').elements.limit.value);
+        go(p);
+      }, 0);
     });
     $('page-next').addEventListener('click', () => {
       const pg = st.page;
@@ -774,17 +981,28 @@
     $('detail-close').addEventListener('click', closeDetail);
     $('lookup-form').addEventListener('submit', lookup);
     for (const r of document.querySelectorAll('#family input[name=family]')) r.addEventListener('change', onFamilySwitch);
+    $('netns').addEventListener('change', onNetnsSwitch);
     window.addEventListener('hashchange', () => {
       const p = hashFilter();
       if (p) startBrowse(p);
     });
     setInterval(() => { renderAge(); tickCountdowns(); }, 1000);
 
-    try {
-      const a = await fetchJSON('/web/about.json');
-      if (a.ok) { st.about = a.body; renderAbout(); }
-    } catch (e) { /* header keeps its dashes */ }
+    const about = (async () => {
+      try {
+        const a = await fetchJSON('/web/about.json');
+        if (a.ok) st.about = a.body;
+      } catch (e) { /* header keeps its dashes */ }
+    })();
+    await Promise.all([about, loadNetns()]);
     const p = hashFilter() || filterFromForm();
+    const asked = p.get('netns') || '';
+    st.netns = takeNetns(p);
+    st.histories.set(st.netns, st.history);
+    if (asked !== st.netns) history.replaceState(null, '', hashOf(p.toString()));
+    renderNetns();
+    renderAbout();
+    setInterval(loadNetns, NETNS_POLL_MS);
     formFromFilter(p);
     st.page = { qs: p.toString(), after: '', back: [], next: '', routes: [] };
     st.family = p.get('family') === 'inet' ? 'inet' : 'inet6'; // the first /status may undo it
