@@ -38,7 +38,9 @@ struct events_history {
 	struct {
 		int on;
 		struct events_change **ring; /* change g at ring[g % cap], for base < g <= head */
-		unsigned int cap;
+		/* slots in ring: doubled as generations accumulate, up to max_cap (a quiet
+		 * instance, one of a thousand namespaces, keeps a small ring) */
+		unsigned int cap, max_cap;
 		uint64_t base, head;
 		uint64_t cum,
 		    cum_base; /* event bytes so far; up to and including generation base */
@@ -107,12 +109,13 @@ int events_new(const struct events_opts *o, struct events_history **out)
 		return -ENOMEM;
 	}
 	*out = eh;
-	eh->h.ring = calloc(n, sizeof(*eh->h.ring));
+	eh->h.max_cap = n;
+	eh->h.cap = n < EVENTS_RING_START ? n : EVENTS_RING_START;
+	eh->h.ring = calloc(eh->h.cap, sizeof(*eh->h.ring));
 	if (!eh->h.ring) {
 		log_err("no memory for a change history of %u generations: /events disabled", n);
 		return 0;
 	}
-	eh->h.cap = n;
 	eh->h.max_bytes = o->bytes < EVENTS_HISTORY_BYTES_MIN ? EVENTS_HISTORY_BYTES_MIN : o->bytes;
 	eh->h.table_share = o->table_share;
 	eh->h.max_event = o->max_event ? o->max_event : eh->h.max_bytes / 4;
@@ -386,13 +389,20 @@ static struct events_change *evict_locked(struct events_history *eh)
 
 void events_record(struct events_history *eh, const struct snapshot *prev, const struct snapshot *s)
 {
-	struct events_change *c = NULL, *gone = NULL, **tail = &gone;
+	struct events_change *c = NULL, *gone = NULL, **tail = &gone, **grown = NULL, **old = NULL;
+	unsigned int gcap = 0;
 	struct timespec t0, t1;
 	size_t limit;
 	void (*fn)(void);
 
 	if (!__atomic_load_n(&eh->h.on, __ATOMIC_ACQUIRE))
 		return;
+	/* the ring is full and may grow: the bigger one is allocated outside the lock (head,
+	 * base and cap change on this thread only) */
+	if (eh->h.head - eh->h.base == eh->h.cap && eh->h.cap < eh->h.max_cap) {
+		gcap = eh->h.cap * 2 < eh->h.max_cap ? eh->h.cap * 2 : eh->h.max_cap;
+		grown = calloc(gcap, sizeof(*grown)); /* without memory: the old one evicts */
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (prev)
 		c = build(eh, prev, s); /* NULL only without memory */
@@ -424,6 +434,13 @@ void events_record(struct events_history *eh, const struct snapshot *prev, const
 		eh->h.base = eh->h.head = c ? c->previous : snapshot_generation(s);
 		eh->h.cum_base = eh->h.cum;
 	}
+	if (grown) {
+		for (uint64_t g = eh->h.base + 1; g <= eh->h.head; g++)
+			grown[g % gcap] = eh->h.ring[g % eh->h.cap];
+		old = eh->h.ring;
+		eh->h.ring = grown;
+		eh->h.cap = gcap;
+	}
 	if (c) {
 		if (eh->h.head - eh->h.base == eh->h.cap) {
 			*tail = evict_locked(eh);
@@ -442,6 +459,7 @@ void events_record(struct events_history *eh, const struct snapshot *prev, const
 	}
 	*tail = NULL;
 	pthread_mutex_unlock(&eh->lock);
+	free(old);
 	while (gone) {
 		struct events_change *next = gone->gone;
 
