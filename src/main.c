@@ -38,7 +38,7 @@
 #include "rtsnap/webconfig.h"
 
 #define MAX_LISTEN 8
-#define MAX_NETNS 4096 /* --netns given at most this many times */
+#define MAX_NETNS 4096			   /* --netns given at most this many times */
 #define RTSNAP_MMAP_THRESHOLD (256 * 1024) /* blocks this large are mmapped, returned on free */
 
 static volatile sig_atomic_t s_quit, s_reload;
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
 				     .table_share = EVENTS_HISTORY_SHARE };
 	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
 					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
-	unsigned int families = 0; /* --family; 0: not given */
+	unsigned int families = 0;		  /* --family; 0: not given */
 	static struct served_ns netns[MAX_NETNS]; /* --netns, in the order given */
 	unsigned int nnetns = 0;
 	int once = 0, c, lvl, ret;

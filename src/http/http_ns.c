@@ -64,8 +64,8 @@ static char s_grace; /* TSan's name for the grace period */
 #define synchronize() urcu_bp_synchronize_rcu()
 #endif
 
-static struct ns_table *s_table;   /* NULL: none served */
-static void (*s_notify)(void);	   /* the fan-out's wake-up (main thread) */
+static struct ns_table *s_table; /* NULL: none served */
+static void (*s_notify)(void);	 /* the fan-out's wake-up (main thread) */
 static unsigned int s_metrics_limit = HTTP_NS_METRICS_LIMIT; /* set before the workers start */
 
 /* Length of the valid UTF-8 sequence at p (no overlongs, surrogates or beyond U+10FFFF),

@@ -97,7 +97,8 @@ static void test_views(void **state)
 
 static void test_registry(void **state)
 {
-	struct http_ns *c = make("c", 1), *a = make("a b", 1), *b = make("b%\"", 1), *dup = make("c", 1);
+	struct http_ns *c = make("c", 1), *a = make("a b", 1), *b = make("b%\"", 1),
+		       *dup = make("c", 1);
 	struct http_ns **v, *g;
 	size_t n;
 
