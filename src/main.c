@@ -352,14 +352,19 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 
 /*
  * Connection limits from the file descriptor budget. The soft RLIMIT_NOFILE is raised to the
- * hard one; 64 descriptors stay for the rest of the daemon; each listener gets an equal share.
+ * hard one; 64 descriptors stay for the rest of the daemon, and FDS_PER_NETNS for each named
+ * namespace served (its collectors' sockets, eventfds and timers); each listener gets an equal
+ * share.
  * Unset limits: --max-connections 1024 (or a quarter of the share if smaller), --max-pending
  * the rest of the share (at most 65536). Limits set beyond the share only get a warning.
  */
-static void fd_budget(unsigned int nlisten, unsigned int *max_conn, unsigned int *max_pending)
+#define FDS_PER_NETNS 16 /* two collectors' netlink sockets, eventfds, timers, with room */
+
+static void fd_budget(unsigned int nlisten, unsigned int nnetns, unsigned int *max_conn,
+		      unsigned int *max_pending)
 {
 	struct rlimit rl;
-	unsigned long long share;
+	unsigned long long share, reserved;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		rl.rlim_cur = rl.rlim_max = 1024;
@@ -370,7 +375,8 @@ static void fd_budget(unsigned int nlisten, unsigned int *max_conn, unsigned int
 			rl.rlim_cur = rl.rlim_max;
 	}
 	share = rl.rlim_cur == RLIM_INFINITY ? 1ULL << 20 : (unsigned long long)rl.rlim_cur;
-	share = share > 64 + 2 * nlisten ? (share - 64) / nlisten : 2;
+	reserved = 64 + (unsigned long long)nnetns * FDS_PER_NETNS;
+	share = share > reserved + 2 * nlisten ? (share - reserved) / nlisten : 2;
 	if (!*max_conn)
 		*max_conn = share / 4 < 1024 ? (unsigned int)(share / 4 ? share / 4 : 1) : 1024;
 	if (!*max_pending) {
@@ -800,7 +806,7 @@ int main(int argc, char **argv)
 	 */
 	if (!mallopt(M_ARENA_MAX, 1))
 		log_warn("mallopt(M_ARENA_MAX) failed");
-	fd_budget(nlisten, &max_conn, &max_pending);
+	fd_budget(nlisten, nnetns, &max_conn, &max_pending);
 	/* streams are held for hours: most slots stay for short requests */
 	sopts.max_streams = max_streams != UINT_MAX ? max_streams : max_conn / 4;
 	if (!header_timeout)
