@@ -295,7 +295,7 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 static enum MHD_Result serve(struct http_req *rqp, const struct endpoint *e,
 			     struct snapshot_chain *chain, struct snapshot_chain *chain4)
 {
-	struct http_req rq = *rqp; /* as before: the handlers see the dispatcher's local */
+	struct http_req rq = *rqp; /* its arguments are collected into this copy */
 	enum MHD_Result res;
 	char tag[HTTP_ETAG_MAX];
 
