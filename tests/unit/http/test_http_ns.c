@@ -182,7 +182,7 @@ static void *reader(void *arg)
 static void test_race(void **state)
 {
 	pthread_t t[2];
-	char name[8];
+	char name[16];
 
 	(void)state;
 	for (int i = 0; i < 2; i++)
