@@ -242,8 +242,13 @@ void http_ns_remove(struct http_ns *ns)
 		return;
 	if (n > 1) {
 		t = malloc(sizeof(*t) + (n - 1) * sizeof(t->ns[0]));
-		if (!t) { /* keep the array, mark the entry gone: lookups skip it */
+		if (!t) {
+			/* keep the array and its reference (it still points at ns), mark the
+			 * entry gone: lookups and lists skip it, its streams end */
 			__atomic_store_n(&ns->gone, 1, __ATOMIC_RELEASE);
+			set_notify(ns, NULL);
+			if (s_notify)
+				s_notify();
 			return;
 		}
 		t->n = n - 1;
