@@ -12,7 +12,9 @@
  *   http_mhd_errors                              libmicrohttpd's own errors in JSON
  *   http_reply                                   replies, arguments
  *   http_gate                                    the accept side
- *   http_proc, http_query, http_status, http_web, http_events, http_metrics   one per endpoint
+ *   http_ns                                      the named namespaces served (--netns)
+ *   http_proc, http_query, http_status, http_web, http_events, http_metrics,
+ *   http_netns                                   one per endpoint
  *   http_auth                                    who may ask (client certificates, passwords)
  *   http_dispatch                                routing, ETag, the request callbacks
  *   http_listen, http                            listen sockets; the server (generations,

@@ -63,8 +63,8 @@ static struct http_gen *s_cur, *s_retired;
 static struct snapshot_chain *s_chain;	/* what it serves; set by http_start() */
 static struct collector_stats *s_stats; /* its instance's counters; likewise */
 static int s_no_inet6; /* IPv6 not followed: s_chain and s_stats are the IPv4 instance's */
-static struct collector_stats *s_stats4; /* the IPv4 instance's, or NULL; likewise */
-static struct snapshot_chain *s_chain4;	 /* the IPv4 instance's, or NULL; likewise */
+static struct collector_stats *s_stats4;	/* the IPv4 instance's, or NULL; likewise */
+static struct snapshot_chain *s_chain4;		/* the IPv4 instance's, or NULL; likewise */
 static struct events_history *s_hist, *s_hist4; /* the instances' histories; likewise */
 static unsigned int s_nlisten, s_threads, s_limit, s_timeout_s;
 static const char *const *s_listen;

@@ -191,7 +191,8 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 	(void)upload;
 	rest = netns_split(url, nsname, &toolong);
 	e = endpoint_of(rest ? rest : url);
-	if (rest && e && (e->ep == HTTP_EP_METRICS || e->ep == HTTP_EP_WEB || e->ep == HTTP_EP_NETNS))
+	if (rest && e &&
+	    (e->ep == HTTP_EP_METRICS || e->ep == HTTP_EP_WEB || e->ep == HTTP_EP_NETNS))
 		e = NULL; /* one for all */
 	if (e)
 		rq.ep = e->ep;
@@ -259,8 +260,8 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 		}
 		if (!e) {
 			http_ns_put(rq.ns);
-			return http_send_error(&rq, 404, "no such endpoint: %.128s (try %.128s/status)",
-					       url, url);
+			return http_send_error(
+			    &rq, 404, "no such endpoint: %.128s (try %.128s/status)", url, url);
 		}
 		{
 			const struct http_ns_view *v = http_ns_view(rq.ns);
@@ -294,7 +295,7 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 static enum MHD_Result serve(struct http_req *rqp, const struct endpoint *e,
 			     struct snapshot_chain *chain, struct snapshot_chain *chain4)
 {
-	struct http_req rq = *rqp; /* as before: the handlers see the dispatcher's local */
+	struct http_req rq = *rqp; /* its arguments are collected into this copy */
 	enum MHD_Result res;
 	char tag[HTTP_ETAG_MAX];
 

@@ -14,7 +14,9 @@
  *     (MHD_suspend_connection from the content reader, as libmicrohttpd allows).
  * Threads:
  *   - HTTP workers create a stream (http_ep_events), call its reader and free it (the
- *     response's free callback). The reader takes the next change with events_next() from
+ *     response's free callback). A stream reads the histories of its request (rq->hist,
+ *     rq->hist4): the own namespace's, or under /netns/NAME/ that namespace's, on which it then
+ *     holds a reference (http_ns.h) until it is freed. The reader takes the next change with events_next() from
  *     its family's history (family=inet: the IPv4 instance's; family=all: of both, the one
  *     recorded first), never waits, and suspends its connection when there is nothing to
  *     send.
@@ -27,6 +29,8 @@
  *     client that stopped reading: its socket is full) its socket is shut down, as
  *     http_pin.c does for slow responses (the fd cannot have been reused: the free callback
  *     unlists the stream under s_lock before libmicrohttpd closes the socket).
+ *     A stream of a named namespace that is no longer served (http_ns_remove(), which wakes
+ *     this thread) ends at the next sweep, closed without a final event as at a reload.
  *   - The main thread ends the streams of an HTTP generation before its daemons stop
  *     (http_events_close): libmicrohttpd must not be stopped with a suspended connection.
  * Lock order: s_lock, then a stream's lock, then libmicrohttpd's own (suspend, resume). The

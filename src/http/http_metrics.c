@@ -159,7 +159,8 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 			return http_send_error(rq, 500, "out of memory");
 		}
 		if (rq->no_inet6) {
-			in[nin++] = (struct render_metrics_inst){ rq->snap, rq->stats, "inet", NULL };
+			in[nin++] =
+			    (struct render_metrics_inst){ rq->snap, rq->stats, "inet", NULL };
 		} else {
 			in[nin++] = (struct render_metrics_inst){ rq->snap, rq->stats, NULL, NULL };
 			if (rq->stats4)
@@ -176,14 +177,13 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 				continue;
 			}
 			/* released below: the body is a copy (render_metrics_body_n()) */
-			in[nin++] = (struct render_metrics_inst){ snapshot_acquire(v->chain),
-								  v->stats,
-								  v->no_inet6 ? "inet" : NULL,
-								  v->name };
+			in[nin++] =
+			    (struct render_metrics_inst){ snapshot_acquire(v->chain), v->stats,
+							  v->no_inet6 ? "inet" : NULL, v->name };
 			if (!v->no_inet6 && v->stats4)
-				in[nin++] = (struct render_metrics_inst){
-					snapshot_acquire(v->chain4), v->stats4, "inet", v->name
-				};
+				in[nin++] =
+				    (struct render_metrics_inst){ snapshot_acquire(v->chain4),
+								  v->stats4, "inet", v->name };
 		}
 	}
 	strbuf_reserve(&dyn, 8192);

@@ -41,12 +41,10 @@ static char *ns_path(const char *name)
 static void inst_json(json_t *o, const char *gk, const char *rk, const struct snapshot *s,
 		      int followed)
 {
-	json_object_set_new(o, gk,
-			    followed && s ? json_integer((json_int_t)snapshot_generation(s))
-					  : json_null());
-	json_object_set_new(o, rk,
-			    followed && s ? json_integer((json_int_t)snapshot_nroutes(s))
-					  : json_null());
+	json_object_set_new(
+	    o, gk, followed && s ? json_integer((json_int_t)snapshot_generation(s)) : json_null());
+	json_object_set_new(
+	    o, rk, followed && s ? json_integer((json_int_t)snapshot_nroutes(s)) : json_null());
 }
 
 /* One namespace: s6/st6 its IPv6 instance's (NULL: not followed), s4/st4 its IPv4 one's. */
@@ -94,8 +92,7 @@ enum MHD_Result http_ep_netns(struct http_req *rq)
 		json_array_append_new(arr, ns_json("", "/", NULL, NULL, rq->snap, rq->stats4));
 	else {
 		s4 = rq->chain4 ? snapshot_acquire(rq->chain4) : NULL;
-		json_array_append_new(arr,
-				      ns_json("", "/", rq->snap, rq->stats, s4, rq->stats4));
+		json_array_append_new(arr, ns_json("", "/", rq->snap, rq->stats, s4, rq->stats4));
 		snapshot_release(s4);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -44,17 +44,28 @@ struct ns_table {
 	struct http_ns *ns[];
 };
 
-/* as snapshot.c: TSan cannot see liburcu's barriers, C11 atomics of the same meaning then */
+/*
+ * As snapshot.c: TSan cannot see liburcu's barriers, C11 atomics of the same meaning then. Nor
+ * can it see the grace period: every reader's unlock is told to it as a release, and the
+ * writer's return from synchronize_rcu() as the acquire of them all, which is what the grace
+ * period guarantees (the old array and a removed namespace are freed after it).
+ */
 #if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+static char s_grace; /* TSan's name for the grace period */
 #define table_xchg(v) __atomic_exchange_n(&s_table, (v), __ATOMIC_ACQ_REL)
 #define table_load() __atomic_load_n(&s_table, __ATOMIC_ACQUIRE)
+#define read_unlock() (__tsan_release(&s_grace), urcu_bp_read_unlock())
+#define synchronize() (urcu_bp_synchronize_rcu(), __tsan_acquire(&s_grace))
 #else
 #define table_xchg(v) rcu_xchg_pointer(&s_table, (v))
 #define table_load() rcu_dereference(s_table)
+#define read_unlock() urcu_bp_read_unlock()
+#define synchronize() urcu_bp_synchronize_rcu()
 #endif
 
-static struct ns_table *s_table;   /* NULL: none served */
-static void (*s_notify)(void);	   /* the fan-out's wake-up (main thread) */
+static struct ns_table *s_table; /* NULL: none served */
+static void (*s_notify)(void);	 /* the fan-out's wake-up (main thread) */
 static unsigned int s_metrics_limit = HTTP_NS_METRICS_LIMIT; /* set before the workers start */
 
 /* Length of the valid UTF-8 sequence at p (no overlongs, surrogates or beyond U+10FFFF),
@@ -184,7 +195,7 @@ static void table_publish(struct ns_table *t)
 {
 	struct ns_table *old = table_xchg(t);
 
-	urcu_bp_synchronize_rcu();
+	synchronize();
 	free(old);
 }
 
@@ -231,8 +242,13 @@ void http_ns_remove(struct http_ns *ns)
 		return;
 	if (n > 1) {
 		t = malloc(sizeof(*t) + (n - 1) * sizeof(t->ns[0]));
-		if (!t) { /* keep the array, mark the entry gone: lookups skip it */
+		if (!t) {
+			/* keep the array and its reference (it still points at ns), mark the
+			 * entry gone: lookups and lists skip it, its streams end */
 			__atomic_store_n(&ns->gone, 1, __ATOMIC_RELEASE);
+			set_notify(ns, NULL);
+			if (s_notify)
+				s_notify();
 			return;
 		}
 		t->n = n - 1;
@@ -266,40 +282,39 @@ struct http_ns *http_ns_get(const char *name)
 	p = t ? bsearch(name, t->ns, t->n, sizeof(t->ns[0]), cmp_name) : NULL;
 	if (p && !__atomic_load_n(&(*p)->gone, __ATOMIC_ACQUIRE) && ns_tryget(*p))
 		ns = *p;
-	urcu_bp_read_unlock();
+	read_unlock();
 	return ns;
 }
 
 int http_ns_list(struct http_ns ***out, size_t *count)
 {
-	struct http_ns **v = NULL;
+	struct http_ns **v;
 	struct ns_table *t;
 	size_t n = 0, cap;
 
 	*out = NULL;
 	*count = 0;
 	for (;;) {
-		t = __atomic_load_n(&s_table, __ATOMIC_RELAXED); /* a size hint only */
+		urcu_bp_read_lock();
+		t = table_load();
 		cap = t ? t->n : 0;
+		read_unlock();
 		if (!cap)
 			return 0;
-		free(v);
 		v = malloc(cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		urcu_bp_read_lock();
 		t = table_load();
-		if (t && t->n > cap) { /* grew meanwhile: again with room for it */
-			urcu_bp_read_unlock();
-			continue;
-		}
-		for (size_t i = 0; t && i < t->n; i++)
-			if (!__atomic_load_n(&t->ns[i]->gone, __ATOMIC_ACQUIRE) &&
-			    ns_tryget(t->ns[i]))
-				v[n++] = t->ns[i];
-		urcu_bp_read_unlock();
-		break;
+		if (!t || t->n <= cap)
+			break;
+		read_unlock(); /* grew meanwhile: again with room for it */
+		free(v);
 	}
+	for (size_t i = 0; t && i < t->n; i++)
+		if (!__atomic_load_n(&t->ns[i]->gone, __ATOMIC_ACQUIRE) && ns_tryget(t->ns[i]))
+			v[n++] = t->ns[i];
+	read_unlock();
 	if (!n) {
 		free(v);
 		v = NULL;
@@ -324,7 +339,7 @@ size_t http_ns_count(void)
 	urcu_bp_read_lock();
 	t = table_load();
 	n = t ? t->n : 0;
-	urcu_bp_read_unlock();
+	read_unlock();
 	return n;
 }
 

@@ -253,7 +253,9 @@ static enum MHD_Result queue_snapshot_response(struct http_req *rq, unsigned int
 	rq->snap = c->snap; /* for the ETag header only; the reference stays with c */
 	http_add_common_headers(r, rq, ctype);
 	rq->snap = NULL;
-	http_pin_add(&c->pin, rq->conn, c->snap, total);
+	/* --max-pinned-bytes bounds what the own namespace's chain keeps alive: a named
+	 * namespace's snapshots (its generations unrelated) are not listed */
+	http_pin_add(&c->pin, rq->conn, rq->ns ? NULL : c->snap, total);
 	http_count_add(HTTP_C_BYTES, total);
 	return http_queue(rq, status, r);
 }

@@ -204,8 +204,7 @@ enum MHD_Result http_ep_healthz(struct http_req *rq)
 				return http_send_error(rq, 500, "out of memory");
 		}
 	}
-	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu%s%s}\n",
-		     fresh ? "ok" : "stale",
+	if (asprintf(&body, "{\"status\":\"%s\",\"generation\":%llu%s%s}\n", fresh ? "ok" : "stale",
 		     rq->snap ? (unsigned long long)snapshot_generation(rq->snap) : 0ULL,
 		     list ? ",\"stale_netns\":" : "", list ? list : "") < 0) {
 		free(list);

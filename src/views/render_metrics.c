@@ -688,9 +688,9 @@ static void put_labels_comma(struct strbuf *sb, const struct render_metrics_inst
 }
 
 /* A histogram's samples from non-cumulative bucket counters (n bounds, then +Inf) and a sum. */
-static void histogram_samples(struct strbuf *sb, const char *name, const struct render_metrics_inst *in,
-			      const double *bounds, unsigned int n, const uint64_t *bucket,
-			      const double *sump)
+static void histogram_samples(struct strbuf *sb, const char *name,
+			      const struct render_metrics_inst *in, const double *bounds,
+			      unsigned int n, const uint64_t *bucket, const double *sump)
 {
 	uint64_t acc = 0;
 	double sum;
@@ -770,8 +770,7 @@ static void render_scrape(const struct render_metrics_inst *in, size_t nin, int6
 		       "Seconds since the dump of the snapshot in use started.");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_snapshot_age_seconds", &in[x], NULL,
-					   NULL);
+				put_series(sb, "rtsnap_snapshot_age_seconds", &in[x], NULL, NULL);
 				strbuf_appendf(sb, "%.3f\n",
 					       (double)(now_ms - snapshot_taken_mono_ms(in[x].s)) /
 						   1000.0);
@@ -781,11 +780,11 @@ static void render_scrape(const struct render_metrics_inst *in, size_t nin, int6
 		       "snapshot it replaced.");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x],
-					   "change", "added");
+				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x], "change",
+					   "added");
 				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_added));
-				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x],
-					   "change", "removed");
+				put_series(sb, "rtsnap_snapshot_routes_changed", &in[x], "change",
+					   "removed");
 				strbuf_appendf(sb, "%u\n", stats_get(in[x].st->last_removed));
 			}
 		family(sb, "rtsnap_routes_next_expiry_seconds", "gauge",
@@ -812,10 +811,9 @@ static void render_scrape(const struct render_metrics_inst *in, size_t nin, int6
 		       "kernel still listed (garbage collection lag).");
 		for (size_t x = 0; x < nin; x++)
 			if (in[x].s) {
-				put_series(sb, "rtsnap_routes_past_deadline", &in[x], NULL,
-					   NULL);
-				strbuf_appendf(sb, "%llu\n", (unsigned long long)past_deadline(
-								  in[x].s, now_ms));
+				put_series(sb, "rtsnap_routes_past_deadline", &in[x], NULL, NULL);
+				strbuf_appendf(sb, "%llu\n",
+					       (unsigned long long)past_deadline(in[x].s, now_ms));
 			}
 	}
 	family(sb, "rtsnap_snapshot_fresh", "gauge",
@@ -863,7 +861,8 @@ void render_metrics_scrape2(const struct snapshot *s, const struct collector_sta
 			    const struct snapshot *s4, const struct collector_stats *st4,
 			    int64_t now_ms, struct strbuf *sb)
 {
-	const struct render_metrics_inst in[2] = { { s, st, NULL, NULL }, { s4, st4, "inet", NULL } };
+	const struct render_metrics_inst in[2] = { { s, st, NULL, NULL },
+						   { s4, st4, "inet", NULL } };
 
 	if (!st) /* IPv6 not followed */
 		render_scrape(&in[1], 1, now_ms, sb);

@@ -10,7 +10,7 @@
 # the named namespaces' series netns="NAME" (escaped: promtool accepts it) and caps them with
 # --metrics-netns-limit; /healthz is 200 with every namespace fresh; --once --netns prints the
 # namespace's table; a bad or missing --netns is refused (exit 2, exit 1); SIGTERM ends it
-# cleanly.
+# cleanly; with --family inet the named namespaces follow IPv4 alone too.
 . "$(dirname "$0")/../lib/common.sh"
 
 require_root
@@ -169,6 +169,19 @@ ip netns exec "$NS" curl -sg --max-time 5 -H 'Accept-Encoding: gzip' "$RTSNAP_UR
 tap_is "$(grep -c netns= "$RTSNAP_TMP/m.gz.prom")" "$(grep -c netns= "$RTSNAP_TMP/m.prom")" \
 	"/metrics with gzip: the same series"
 
+daemon_stop "$NS"
+tap_is "$?" 0 "SIGTERM: clean exit"
+
+# the same --family for the named namespaces: IPv4 alone
+daemon_start "$NS" --family inet --netns "$N1"
+tap_ok $? "rtsnapd --family inet --netns starts" || tap_done
+p="/netns/$(enc "$N1")"
+tap_is "$(code "$NS" "$p/route") $(code "$NS" "$p/ipv6_route") $(code "$NS" "$p/routes?family=inet6")" \
+	"200 404 404" "--family inet: /netns/NAME/route 200, its IPv6 paths 404"
+tap_is "$(http_get "$NS" /netns | jq -c '.namespaces[1] | [.families, .generation, (.generation4 >= 1)]')" \
+	'[["inet"],null,true]' "/netns: the named namespace follows IPv4 alone"
+tap_is "$(http_get "$NS" "$p/status" | jq -r '[.family, .netns] | join(" ")')" "inet $N1" \
+	"/netns/NAME/status: its top level is its IPv4 instance's"
 daemon_stop "$NS"
 tap_is "$?" 0 "SIGTERM: clean exit"
 tap_done

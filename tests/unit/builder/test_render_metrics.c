@@ -821,6 +821,78 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * A named namespace's instance (--netns) beside the own one: its series labelled
+ * netns="NAME" (escaped) after family, per snapshot and per scrape, each family once; the own
+ * one's bytes as without it; plain and gzip the same.
+ */
+static void test_netns_label(void **state)
+{
+	static struct collector_stats st2;
+	struct snapshot *own = make(), *named = make();
+	const struct render_metrics_inst in[2] = { { own, &s_st, NULL, NULL },
+						   { named, &st2, NULL, "b\"l\\u\ne" } };
+	struct render_seg *segs = NULL;
+	struct strbuf a = { 0 }, b = { 0 }, dyn = { 0 }, copy = { 0 };
+	const char *t;
+	char *inflated;
+	size_t len;
+	int n;
+
+	(void)state;
+	memset(&st2, 0, sizeof(st2));
+	/* the own instance alone: scrape_n writes what scrape writes */
+	render_metrics_scrape(own, &s_st, NOW_MS, &a);
+	render_metrics_scrape_n(in, 1, NOW_MS, &b);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.buf, b.buf, a.len);
+	strbuf_free(&a);
+	strbuf_free(&b);
+
+	render_metrics_scrape_n(in, 2, NOW_MS, &dyn);
+	strbuf_append(&copy, dyn.buf, dyn.len);
+	n = render_metrics_body_n(in, 2, &dyn, 0, &segs);
+	assert_int_equal(n, 1);
+	strbuf_append(&a, segs[0].p, segs[0].len);
+	free(segs);
+	strbuf_putc(&a, '\0');
+	t = a.buf;
+	assert_int_equal(count_prefix(t, "# TYPE rtsnap_routes "), 1);
+	assert_int_equal(count_prefix(t, "# TYPE rtsnap_snapshot_fresh "), 1);
+	assert_int_equal(count_prefix(t, "rtsnap_build_info{"), 1);
+	assert_int_equal(count_prefix(t, "rtsnap_routes{family=\"inet6\",table="),
+			 count_prefix(t, "rtsnap_routes{family=\"inet6\",netns=\"b\\\"l\\\\u\\ne\","
+					 "table="));
+	assert_true(count_prefix(t, "rtsnap_routes{family=\"inet6\",table=") > 0);
+	assert_true(value_of(t, "rtsnap_device_routes_omitted{family=\"inet6\","
+				"netns=\"b\\\"l\\\\u\\ne\"}") == 0);
+	assert_true(value_of(t, "rtsnap_snapshot_fresh{netns=\"b\\\"l\\\\u\\ne\"}") == 0);
+	assert_true(
+	    value_of(t, "rtsnap_collection_duration_seconds_count{netns=\"b\\\"l\\\\u\\ne\"}") ==
+	    0);
+	assert_true(value_of(t,
+			     "rtsnap_collection_duration_seconds_bucket{netns=\"b\\\"l\\\\u\\ne\","
+			     "le=\"+Inf\"}") == 0);
+	/* the own series first in each family */
+	assert_true(strstr(t, "rtsnap_routes{family=\"inet6\",table=") <
+		    strstr(t, "rtsnap_routes{family=\"inet6\",netns="));
+	a.len--; /* the NUL */
+
+	strbuf_free(&dyn);
+	dyn = copy;
+	n = render_metrics_body_n(in, 2, &dyn, 1, &segs);
+	assert_int_equal(n, 1);
+	inflated = gunzip((const unsigned char *)segs[0].p, segs[0].len, &len);
+	free(segs);
+	assert_int_equal(len, a.len);
+	assert_memory_equal(inflated, a.buf, len);
+	free(inflated);
+	strbuf_free(&a);
+	strbuf_free(&dyn);
+	snapshot_free(own);
+	snapshot_free(named);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -828,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_scrape_expiry), cmocka_unit_test(test_histogram_and_counters),
 		cmocka_unit_test(test_label_escape),  cmocka_unit_test(test_process),
 		cmocka_unit_test(test_gzip_body),     cmocka_unit_test(test_two_families),
+		cmocka_unit_test(test_netns_label),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
