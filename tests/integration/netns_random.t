@@ -18,7 +18,10 @@
 # SEED=N varies the operations (A draws from SEED, B from SEED+7919; SEED_A, SEED_B set them
 # apart), OPS=N their number per namespace (default 2000), OPS_ASAN=N for the ASan build
 # (default 750), BURST=N operations per burst and namespace (default 50). On failure the
-# failing burst's operations of both namespaces and the differences are printed on stderr.
+# failing burst's operations of both namespaces and the differences are printed on stderr
+# (keep them: the parts of an operation drawn in $(...) subshells, where bash reseeds RANDOM,
+# do not follow SEED, see tests/lib/randomops.sh; RTSNAP_KEEP_TMP=1 keeps every operation in
+# $RTSNAP_TMP/VARIANT.A.all and .B.all).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/randomops.sh"
 
