@@ -883,18 +883,17 @@ int main(int argc, char **argv)
 		}
 		retiring = http_reap();
 		if (!s_quit && !s_reload) {
-			/* --netns all: names come and go in /run/netns; retries of names
-			 * not mounted yet are due */
-			struct pollfd pfd = { .fd = served_fd(), .events = POLLIN };
-			int wait_ms = served_timeout_ms();
+			/* --netns all: names come and go in /run/netns, retries of names not
+			 * mounted yet are due; a deleted namespace's last reader is done */
+			struct pollfd pfd[2];
+			int wait_ms = served_timeout_ms(), n = served_fds(pfd);
 			struct timespec t;
 
 			if (retiring && (wait_ms < 0 || wait_ms > 1000))
 				wait_ms = 1000;
 			t.tv_sec = wait_ms / 1000;
 			t.tv_nsec = (long)(wait_ms % 1000) * 1000000;
-			if (ppoll(&pfd, pfd.fd >= 0, wait_ms >= 0 ? &t : NULL, &orig) >= 0 &&
-			    !s_quit)
+			if (ppoll(pfd, (nfds_t)n, wait_ms >= 0 ? &t : NULL, &orig) >= 0 && !s_quit)
 				served_poll();
 		}
 	}

@@ -48,10 +48,19 @@ int http_ns_add(struct http_ns *ns) __attribute__((warn_unused_result));
 void http_ns_remove(struct http_ns *ns);
 
 /*
- * Any thread not holding an RCU read lock. Drop a reference; the last one frees ns and what it
- * took over (freeing its chains waits a grace period). NULL is fine.
+ * Any thread. Drop a reference; after the last one, ns and what it took over are freed by the
+ * next http_ns_reap() on main (freeing a chain waits for a grace period, which a worker or the
+ * fan-out thread must not). NULL is fine.
  */
 void http_ns_put(struct http_ns *ns);
+
+/* Main thread, before the first http_ns_new(): the descriptor to poll for POLLIN, readable
+ * when namespaces wait to be freed. -1 if it cannot be made (they are freed at the next
+ * http_ns_reap() anyway). */
+int http_ns_reap_fd(void);
+/* Main thread, not inside an RCU read-side section: free the namespaces whose last reference
+ * went. */
+void http_ns_reap(void);
 
 /*
  * Main thread, before http_start(). --metrics-netns-limit: per-namespace series in /metrics

@@ -37,11 +37,14 @@ int served_add(const char *name) __attribute__((warn_unused_result));
  */
 int served_follow_all(void) __attribute__((warn_unused_result));
 
-/* The descriptor to poll for POLLIN while following /run/netns, or -1. */
-int served_fd(void);
+/* The descriptors to poll (POLLIN) in pfd[0..2): /run/netns followed (fd -1 when it is not),
+ * namespaces to free; returns 2. */
+struct pollfd;
+int served_fds(struct pollfd pfd[2]);
 /* Milliseconds until a name not served yet is tried again (-1: none waiting). */
 int served_timeout_ms(void);
-/* After POLLIN on served_fd() or the timeout: names come and go, retries due are made. */
+/* After POLLIN on served_fds() or the timeout: names come and go, retries due are made,
+ * namespaces whose last reference went are freed. */
 void served_poll(void);
 
 /* Ask every served namespace's collectors for a resync (SIGHUP). */

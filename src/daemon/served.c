@@ -8,6 +8,7 @@
  * come and go one at a time, and thousands of them cost microseconds per event.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -48,6 +49,8 @@ void served_init(unsigned int families, const struct collector_opts *co,
 	s_families = families;
 	s_co = *co;
 	s_eo = *eo;
+	if (http_ns_reap_fd() < 0)
+		log_warn("no eventfd: a deleted namespace's memory is freed at the next change");
 }
 
 /* Stop serving sn, stop its collectors, drop main's reference (http_ns.h's order). */
@@ -57,6 +60,7 @@ static void stop(struct served_ns *sn)
 	for (unsigned int i = 0; i < 2; i++)
 		collector_stop(sn->coll[i]);
 	http_ns_put(sn->ns);
+	http_ns_reap(); /* now, unless a request or stream still reads it */
 	sn->ns = NULL;
 	sn->coll[0] = sn->coll[1] = NULL;
 }
@@ -220,9 +224,11 @@ int served_follow_all(void)
 	return netns_watch_new(NULL, on_name, NULL, &s_watch);
 }
 
-int served_fd(void)
+int served_fds(struct pollfd pfd[2])
 {
-	return s_watch ? netns_watch_fd(s_watch) : -1;
+	pfd[0] = (struct pollfd){ .fd = s_watch ? netns_watch_fd(s_watch) : -1, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = http_ns_reap_fd(), .events = POLLIN };
+	return 2;
 }
 
 int served_timeout_ms(void)
@@ -241,6 +247,7 @@ void served_poll(void)
 {
 	int64_t now = snapshot_now_ms();
 
+	http_ns_reap(); /* the last reference of a namespace deleted was a request's */
 	if (s_watch) {
 		int ret = netns_watch_read(s_watch);
 
@@ -265,6 +272,7 @@ void served_stop_all(void)
 	s_watch = NULL;
 	while (s_n)
 		drop(s_n - 1);
+	http_ns_reap();
 	free(s_list);
 	s_list = NULL;
 	s_cap = 0;

@@ -20,7 +20,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <urcu-bp.h>
 
 #include "rtsnap/events.h"
@@ -31,6 +34,7 @@
 
 struct http_ns {
 	long refs; /* atomic */
+	struct http_ns *next_dead; /* on the list of namespaces to free (s_dead) */
 	int gone;  /* atomic: removed from the registry */
 	struct http_ns_view v;
 	struct http_instance inst[2];
@@ -179,10 +183,55 @@ static int ns_tryget(struct http_ns *ns)
 	return 0;
 }
 
+/*
+ * The last reference may be a worker's or the fan-out thread's (a request or stream that
+ * outlived the namespace's removal), which must not wait for a grace period (freeing a chain
+ * does): the namespace goes on a list main frees from (http_ns_reap()), woken by s_reap_fd.
+ */
+static pthread_mutex_t s_dead_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct http_ns *s_dead; /* under s_dead_lock */
+static int s_reap_fd = -1;     /* made by main (http_ns_reap_fd()) before any namespace */
+
 void http_ns_put(struct http_ns *ns)
 {
-	if (ns && __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		ns_free(ns);
+	uint64_t one = 1;
+
+	if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pthread_mutex_lock(&s_dead_lock);
+	ns->next_dead = s_dead;
+	s_dead = ns;
+	pthread_mutex_unlock(&s_dead_lock);
+	if (s_reap_fd >= 0 && write(s_reap_fd, &one, sizeof(one)) < 0) {
+		/* eventfd full: a wake-up is pending anyway */
+	}
+}
+
+int http_ns_reap_fd(void)
+{
+	if (s_reap_fd < 0)
+		s_reap_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return s_reap_fd;
+}
+
+void http_ns_reap(void)
+{
+	struct http_ns *dead;
+	uint64_t v;
+
+	if (s_reap_fd >= 0 && read(s_reap_fd, &v, sizeof(v)) < 0) {
+		/* nothing pending: EAGAIN */
+	}
+	pthread_mutex_lock(&s_dead_lock);
+	dead = s_dead;
+	s_dead = NULL;
+	pthread_mutex_unlock(&s_dead_lock);
+	while (dead) {
+		struct http_ns *next = dead->next_dead;
+
+		ns_free(dead);
+		dead = next;
+	}
 }
 
 static int cmp_name(const void *key, const void *elem)

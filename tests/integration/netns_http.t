@@ -5,7 +5,7 @@
 # --netns for each. /netns lists the own namespace first, then the named ones by name, with
 # their paths percent-encoded; every per-namespace path answers under /netns/NAME/ (status
 # naming the namespace, JSON-escaped); /netns/NAME/ipv6_route and route are that namespace's
-# kernel files (TODO until the collector follows named namespaces); an unknown name is a JSON
+# kernel files; an unknown name is a JSON
 # 404, /netns/NAME/metrics a 404 pointing to /metrics, "../" does not escape; /metrics labels
 # the named namespaces' series netns="NAME" (escaped: promtool accepts it) and caps them with
 # --metrics-netns-limit; /healthz is 200 with every namespace fresh; --once --netns prints the
@@ -113,15 +113,13 @@ for name in "$N1" "$N2" "$N3"; do
 	tap_is "$(code "$NS" "$p/metrics")" 404 "/netns/.../metrics is a 404"
 	tap_is "$(code "$NS" "$p/")" 404 "/netns/.../ (the web page) is a 404"
 
-	# the routes are the namespace's: not until the collector follows it
-	TAP_TODO="collector does not follow named namespaces yet"
+	# the routes are the namespace's
 	ip netns exec "$name" cat /proc/net/ipv6_route | proc_masked >"$RTSNAP_TMP/k6"
 	http_get "$NS" "$p/ipv6_route" | proc_masked >"$RTSNAP_TMP/d6"
 	tap_diff "$RTSNAP_TMP/k6" "$RTSNAP_TMP/d6" "/netns/.../ipv6_route is that namespace's /proc/net/ipv6_route"
 	ip netns exec "$name" cat /proc/net/route >"$RTSNAP_TMP/k4"
 	http_get "$NS" "$p/route" >"$RTSNAP_TMP/d4"
 	tap_diff "$RTSNAP_TMP/k4" "$RTSNAP_TMP/d4" "/netns/.../route is that namespace's /proc/net/route"
-	TAP_TODO=
 done
 
 # unknown names, escapes

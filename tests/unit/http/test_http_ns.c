@@ -6,6 +6,7 @@
  * removals (run under TSan by make check).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,8 +135,17 @@ static void test_registry(void **state)
 	http_ns_list_free(v, n);
 	assert_non_null(http_ns_view(g)->chain);
 	http_ns_remove(b); /* not served: nothing happens */
-	http_ns_put(b);	   /* main's */
-	http_ns_put(g);	   /* the last: frees it */
+	http_ns_put(b); /* main's */
+	{
+		struct pollfd p = { .fd = http_ns_reap_fd(), .events = POLLIN };
+
+		assert_true(p.fd >= 0);
+		assert_int_equal(poll(&p, 1, 0), 0);
+		http_ns_put(g); /* the last: handed to main, which is woken */
+		assert_int_equal(poll(&p, 1, 0), 1);
+		http_ns_reap(); /* frees it (ASan: no leak, no use after) */
+		assert_int_equal(poll(&p, 1, 0), 0);
+	}
 	/* a name can be served again once removed */
 	http_ns_remove(c);
 	http_ns_put(c);
@@ -206,6 +216,14 @@ static void test_race(void **state)
 	assert_int_equal(http_ns_count(), 0);
 }
 
+/* what the tests' last references handed to main */
+static int reap(void **state)
+{
+	(void)state;
+	http_ns_reap();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,5 +234,5 @@ int main(void)
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, reap);
 }
