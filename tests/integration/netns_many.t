@@ -162,10 +162,17 @@ tap_ok $? "a namespace added while running is listed"
 check_views "$D" "$new" "a namespace added while running is served"
 
 gone=${names[5]}
+# a stream of it open while it goes: it ends, and its last reference frees the namespace
+ip netns exec "$D" curl -sgN --max-time 30 "$RTSNAP_URL/netns/$gone/events" >"$RTSNAP_TMP/gone.ev" 2>/dev/null &
+streamer=$!
+bg_register "$streamer"
+wait_until 5 grep -q "change stream" "$RTSNAP_TMP/gone.ev"
 ip netns del "$gone"
 wait_until 10 sh -c "! ip netns exec $D curl -sgf --max-time 2 '$RTSNAP_URL/netns' | jq -e --arg n '$gone' '[.namespaces[].name] | index(\$n) != null' >/dev/null"
 tap_ok $? "a deleted namespace leaves /netns"
 tap_is "$(code "$D" "/netns/$gone/ipv6_route")" 404 "a deleted namespace's paths answer 404"
+wait_until 10 sh -c "! kill -0 $streamer 2>/dev/null"
+tap_ok $? "a stream of a deleted namespace ends"
 
 # made again under the same name: a new namespace, served afresh
 ip netns add "$gone"
@@ -221,4 +228,28 @@ done
 tap_is "$(http_get "$D" /healthz -o /dev/null -w '%{http_code}')" 200 "/healthz: every namespace fresh"
 daemon_stop "$D"
 tap_ok $? "SIGTERM: rtsnapd --netns all exits 0"
+
+# the same comings and goings under the ASan+UBSan build: no memory error when a namespace
+# goes while a stream still reads it, nor when the daemon stops
+if [ -x "$TOP/build/asan/rtsnapd" ]; then
+	RTSNAPD=$TOP/build/asan/rtsnapd daemon_start "$D" --netns all ||
+		tap_bail "asan: rtsnapd --netns all did not start"
+	for r in 1 2 3; do
+		x="rtsnapt-$$-asan$r"
+		ip netns add "$x" && _ns_list+=("$x")
+		ip -n "$x" link set lo up
+		wait_until 10 listed "$D" "$x"
+		ip netns exec "$D" curl -sgN --max-time 20 "$RTSNAP_URL/netns/$x/events" >/dev/null 2>&1 &
+		bg_register $!
+		sleep 0.3
+		ip netns del "$x"
+		wait_until 10 sh -c "[ \$(ip netns exec $D curl -sg -o /dev/null -w '%{http_code}' --max-time 2 '$RTSNAP_URL/netns/$x/status') = 404 ]"
+	done
+	tap_is "$(code "$D" /healthz)" 200 "asan: healthy after three namespaces came and went with streams open"
+	daemon_stop "$D"
+	tap_ok $? "asan: SIGTERM: exits 0"
+	tap_cmd "asan: no sanitizer report" sh -c "! grep -q 'ERROR: AddressSanitizer\\|runtime error\\|LeakSanitizer' '$(daemon_log "$D")'"
+else
+	tap_skip "asan: no ASan build (make asan)"
+fi
 tap_done
