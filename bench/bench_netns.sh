@@ -10,6 +10,11 @@
 #          /proc/PID/stat); time from `ip netns add` (and ROUTES_PER routes) until
 #          /netns/NAME/healthz answers 200, for ADDS namespaces added one after another
 #          (p50, max); whether every view of a sample namespace equals its kernel's.
+#   fair   a quiet namespace beside a busy one: the daemon's own namespace holds nothing but
+#          the probe's routes, a named one BUSY_ROUTES routes; the probe (a route added every
+#          0.5 s, time until /routes/lookup answers it, as in bench_churn.sh) in the quiet one
+#          while the busy one is idle, then while it changes at BUSY_RATE/s: whether the busy
+#          namespace's publications delay the quiet one's (p50, p99, max; CPU).
 #   busy   one namespace of BUSY_ROUTES routes at BUSY_RATE changes/s, served alone and
 #          beside IDLE idle named namespaces: bench_churn.sh's churn part with two variants
 #          (probe latency p50/p99, CPU, publications, RSS per route), the daemon following
@@ -30,7 +35,7 @@ set -u
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PARTS=${PARTS:-many busy}
+PARTS=${PARTS:-many fair busy}
 COUNTS=${COUNTS:-100 1000}
 ROUTES_PER=${ROUTES_PER:-10}
 REST=${REST:-10}
@@ -166,6 +171,67 @@ part_busy() {
 	for i in $(seq "$IDLE"); do
 		bench_ns_delete "$PREFIX-idle-$i"
 	done
+}
+
+# percentiles FILE: "p50 p99 max seen timeouts" of nlload's probe lines (nearest rank)
+percentiles() {
+	awk '$1 == "probe" { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
+		sort -g | awk '
+		$1 == "x" { to++; next }
+		{ v[++n] = $1 }
+		END {
+			if (!n) { printf "n/a n/a n/a 0 %d\n", to; exit }
+			i50 = int(n * 0.50 + 0.999999); i99 = int(n * 0.99 + 0.999999)
+			printf "%.1f %.1f %.1f %d %d\n", v[i50], v[i99], v[n], n, to
+		}'
+}
+
+part_fair() {
+	local quiet busy nl cpid t0 c0 c1 p50 p99 max seen to cond i
+	nl=$(bench_nlload) || bench_die "cannot build nlload"
+	bench_ns_create
+	quiet=$BENCH_NS
+	bench_ns_create
+	busy=$BENCH_NS
+	bench_log "fair: loading $BUSY_ROUTES routes into $busy"
+	bench_load_routes "$busy" "$BUSY_ROUTES" || bench_die "cannot load $busy"
+	bench_gen_routes "$BUSY_ROUTES" >"$BENCH_TMP/fair-churn.txt"
+	start "$quiet" --interval 0 --netns "$busy"
+	until [ "$(ip netns exec "$quiet" curl -sgf --max-time 10 "$URL/netns" |
+		jq '[.namespaces[] | select(.own | not) | .routes] | add // 0')" -ge "$BUSY_ROUTES" ]; do
+		sleep 0.5
+	done
+	sleep 2
+	echo
+	echo "## A quiet namespace beside one of $BUSY_ROUTES routes (one daemon, one collector thread)"
+	echo
+	echo "| the busy namespace | probe in the quiet one: p50 ms | p99 ms | max ms | probes | rtsnapd CPU % |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for cond in idle "$BUSY_RATE/s"; do
+		cpid=
+		if [ "$cond" != idle ]; then
+			ip netns exec "$busy" "$nl" -c "$BUSY_RATE" -T "$T" -s 7 \
+				<"$BENCH_TMP/fair-churn.txt" >"$BENCH_TMP/fair-churn.out" 2>/dev/null &
+			cpid=$!
+			BENCH_PIDS+=("$cpid")
+			for ((i = 0; i < 1200; i++)); do
+				grep -q '^churn ready' "$BENCH_TMP/fair-churn.out" && break
+				sleep 0.05
+			done
+		fi
+		c0=$(cpu_ticks "$PID")
+		t0=$(now_ms)
+		ip netns exec "$quiet" "$nl" -p "$PORT" -T "$T" -k $((RANDOM * 10)) -w 2 -x 10000 \
+			>"$BENCH_TMP/fair-probe.out" 2>/dev/null
+		c1=$(cpu_ticks "$PID")
+		[ -z "$cpid" ] || wait "$cpid"
+		read -r p50 p99 max seen to < <(percentiles "$BENCH_TMP/fair-probe.out")
+		printf '| %s | %s | %s | %s | %s | %.1f |\n' "$cond" "$p50" "$p99" "$max" "$seen" \
+			"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / ($(now_ms) - $t0) * 100" | bc -l)"
+	done
+	bench_stop "$PID"
+	bench_ns_delete "$busy"
+	bench_ns_delete "$quiet"
 }
 
 for p in $PARTS; do
