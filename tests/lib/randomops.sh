@@ -247,6 +247,12 @@ rops_setup() {
 		veth_pair "$ns" "e$i" "$ns" "p$i" || return 1
 	done
 	ip netns exec "$ns" sysctl -qw net.ipv6.route.gc_interval=3600 >/dev/null 2>&1
+	# every table the operations name exists (and is known) from the start: a route add the
+	# kernel refuses ("Nexthop device is not up") still creates its table, without a message,
+	# and no dump shows an empty table nobody named (docs/kernel-facts.md §13)
+	for i in 100 200 1000 70000; do
+		ip -n "$ns" -6 route add unreachable 2001:db8:ffff::/64 table $i metric 9999 || return 1
+	done
 	for i in 1 2 3; do ip -n "$ns" addr add 2001:db8:ff::$i/128 dev lo; done # for src
 	# nexthop objects 1-4 (one per link) and groups 10, 11
 	{
