@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -48,6 +49,7 @@ static int s_evfd = -1;
 static int s_epfd = -1;
 static int s_selffd = -1; /* the daemon's own namespace, to come back to after a step */
 static int s_nice;	  /* the thread's nice value */
+static int s_no_pwait2;	  /* the thread's: epoll_pwait2() is not there (ENOSYS) */
 
 /* the thread's alone: which member and slot registered each descriptor number */
 struct owner {
@@ -236,7 +238,20 @@ static void *loop_main(void *arg)
 			ts.tv_sec = d / 1000000;
 			ts.tv_nsec = d % 1000000 * 1000;
 		}
-		got = epoll_pwait2(s_epfd, evs, nevs, wake == INT64_MAX ? NULL : &ts, NULL);
+		got = s_no_pwait2 ? -1 : epoll_pwait2(s_epfd, evs, nevs,
+						      wake == INT64_MAX ? NULL : &ts, NULL);
+		if (got < 0 && (s_no_pwait2 || errno == ENOSYS)) {
+			/* before Linux 5.11, and under valgrind 3.19: milliseconds, rounded up
+			 * (a deadline is never woken for early) */
+			int64_t ms = -1;
+
+			if (wake != INT64_MAX)
+				ms = wake > now ? (wake - now + 999) / 1000 : 0;
+			if (ms > INT32_MAX)
+				ms = INT32_MAX;
+			s_no_pwait2 = 1;
+			got = epoll_wait(s_epfd, evs, nevs, (int)ms);
+		}
 		if (got < 0 && errno != EINTR) {
 			log_err("collector: epoll_pwait2: %s", strerror(errno));
 			ts = (struct timespec){ .tv_nsec = 10000000 };
