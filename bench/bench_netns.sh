@@ -173,19 +173,6 @@ part_busy() {
 	done
 }
 
-# percentiles FILE: "p50 p99 max seen timeouts" of nlload's probe lines (nearest rank)
-percentiles() {
-	awk '$1 == "probe" { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
-		sort -g | awk '
-		$1 == "x" { to++; next }
-		{ v[++n] = $1 }
-		END {
-			if (!n) { printf "n/a n/a n/a 0 %d\n", to; exit }
-			i50 = int(n * 0.50 + 0.999999); i99 = int(n * 0.99 + 0.999999)
-			printf "%.1f %.1f %.1f %d %d\n", v[i50], v[i99], v[n], n, to
-		}'
-}
-
 part_fair() {
 	local quiet busy nl cpid t0 c0 c1 p50 p99 max seen to cond i
 	nl=$(bench_nlload) || bench_die "cannot build nlload"
@@ -225,7 +212,7 @@ part_fair() {
 			>"$BENCH_TMP/fair-probe.out" 2>/dev/null
 		c1=$(cpu_ticks "$PID")
 		[ -z "$cpid" ] || wait "$cpid"
-		read -r p50 p99 max seen to < <(percentiles "$BENCH_TMP/fair-probe.out")
+		read -r p50 p99 max seen to < <(bench_percentiles "$BENCH_TMP/fair-probe.out")
 		printf '| %s | %s | %s | %s | %s | %.1f |\n' "$cond" "$p50" "$p99" "$max" "$seen" \
 			"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / ($(now_ms) - $t0) * 100" | bc -l)"
 	done

@@ -355,3 +355,17 @@ bench_ratio() {
 		else printf "%.1f\n", a / b
 	}'
 }
+
+# bench_percentiles FILE: "p50 p99 max seen timeouts" of nlload's probe lines in FILE
+# ("probe K PREFIX MS" or "probe K PREFIX timeout"; nearest rank; "n/a" when none was seen).
+bench_percentiles() {
+	awk '$1 == "probe" { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
+		sort -g | awk '
+		$1 == "x" { to++; next }
+		{ v[++n] = $1 }
+		END {
+			if (!n) { printf "n/a n/a n/a 0 %d\n", to; exit }
+			i50 = int(n * 0.50 + 0.999999); i99 = int(n * 0.99 + 0.999999)
+			printf "%.1f %.1f %.1f %d %d\n", v[i50], v[i99], v[n], n, to
+		}'
+}
