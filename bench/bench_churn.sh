@@ -184,20 +184,6 @@ wait_routes() {
 	return 1
 }
 
-# percentiles FILE: "p50 p99 max seen timeouts" of the probe lines in FILE
-# (nearest rank; "n/a" when no probe was seen).
-percentiles() {
-	awk '$1 == "probe" { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
-		sort -g | awk '
-		$1 == "x" { to++; next }
-		{ v[++n] = $1 }
-		END {
-			if (!n) { printf "n/a n/a n/a 0 %d\n", to; exit }
-			i50 = int(n * 0.50 + 0.999999); i99 = int(n * 0.99 + 0.999999)
-			printf "%.1f %.1f %.1f %d %d\n", v[i50], v[i99], v[n], n, to
-		}'
-}
-
 header() {
 	emit ""
 	emit "rtsnap bench_churn $1 — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r)," \
@@ -307,7 +293,7 @@ churn_variant() {
 		local rss hwm p50 p99 max seen to ach
 		rss=$(vm_kb "$DAEMON_PID" VmRSS)
 		hwm=$(vm_kb "$DAEMON_PID" VmHWM)
-		read -r p50 p99 max seen to < <(percentiles "$pout")
+		read -r p50 p99 max seen to < <(bench_percentiles "$pout")
 		[ "$to" = 0 ] || max="not seen in ${PROBE_TIMEOUT} ms ($to of $((seen + to)))"
 		ach=0
 		[ "$rate" = 0 ] || [ "$rate" = idle ] || ach=$(awk '$1 == "churn" && $2 == "changes" { printf "%.0f", $9 }' "$cout")
