@@ -4,7 +4,9 @@
 # (--netns) with a watch of its own. The rows equal /watch's entries of the namespace shown
 # (name, target, family, present/absent, the route's destination, gateways, devices, table,
 # last change, changes; a multipath route's hops one per line); a watch absent from the start
-# says so; a hostile watch name (<b>x</b>) is text (no element made of it, no CSP violation);
+# says so; a hostile watch name is text (no element made of it, no CSP violation): a NAME= is
+# letters, digits and _.:/-@+ only, but a watch without one is named by its spec, here one in a
+# table that /etc/iproute2/rt_tables.d names <b>x</b>;
 # the default route deleted in the kernel turns its watch and the lookup it answered absent on
 # the page without a reload (the change stream), in words and in colour, and added back
 # through another gateway shows the new gateway; the namespace selector shows the named
@@ -22,17 +24,22 @@ command -v "$CHROMIUM" >/dev/null 2>&1 || tap_skip_all "chromium not installed (
 
 SHOTS=${WEB_SHOTS:-$TOP/build}
 HOSTILE='<b>x</b>'
-trap '_st=$?; cdp_stop >/dev/null 2>&1; (exit $_st); _cleanup' EXIT
+HNAME="2001:db8:40::/64 table $HOSTILE" # the watch's name: its spec
 
 ns_new NS
+ETCNS=/etc/netns/$NS
+trap '_st=$?; cdp_stop >/dev/null 2>&1; rm -rf "$ETCNS"; (exit $_st); _cleanup' EXIT
+mkdir -p "$ETCNS" && cp -a /etc/iproute2 "$ETCNS/iproute2" && mkdir -p "$ETCNS/iproute2/rt_tables.d" &&
+	printf '300\t%s\n' "$HOSTILE" >"$ETCNS/iproute2/rt_tables.d/watch.conf" || tap_bail "cannot create $ETCNS/iproute2"
 ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 veth_pair "$NS" v0 "$NS" v1 &&
 	ip -n "$NS" -6 addr add 2001:db8:1::1/64 dev v0 nodad &&
 	ip -n "$NS" -6 addr add 2001:db8:2::1/64 dev v1 nodad &&
 	ip -n "$NS" -6 route add default via 2001:db8:1::9 dev v0 &&
 	ip -n "$NS" -6 route add 2001:db8:20::/48 nexthop via 2001:db8:1::2 dev v0 nexthop via 2001:db8:2::2 dev v1 &&
-	ip -n "$NS" -6 route add 2001:db8:30::/64 via 2001:db8:2::7 table 100
-tap_ok $? "the namespace: a default route, a multipath route, a route in table 100" || tap_done
+	ip -n "$NS" -6 route add 2001:db8:30::/64 via 2001:db8:2::7 table 100 &&
+	ip -n "$NS" -6 route add 2001:db8:40::/64 dev v1 table 300
+tap_ok $? "the namespace: a default route, a multipath route, routes in tables 100 and 300 ('$HOSTILE')" || tap_done
 N1="rtsnapt-$$-blue"
 ip netns add "$N1" && _ns_list+=("$N1") &&
 	ip netns exec "$N1" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 &&
@@ -76,9 +83,9 @@ pick() { # NAME ('' = the own namespace) in the selector, as a user does
 }
 
 daemon_start "$NS" --debounce-ms 20 --netns "$N1" --watch 'gw6=default' --watch 'mp=2001:db8:20::/48' \
-	--watch "$HOSTILE=2001:db8:1::/64" --watch 'svc=lookup:2001:db8:99::1' --watch 't100=2001:db8:30::/64 table 100' \
+	--watch "2001:db8:40::/64 table $HOSTILE" --watch 'svc=lookup:2001:db8:99::1' --watch 't100=2001:db8:30::/64 table 100' \
 	--watch 'gone=2001:db8:dead::/64' --watch "b1=2001:db8:71::/64 netns $N1"
-tap_ok $? "rtsnapd starts with seven --watch (one named '$HOSTILE', one absent, one in '$N1')" || tap_done
+tap_ok $? "rtsnapd starts with seven --watch (one named '$HNAME', one absent, one in '$N1')" || tap_done
 tap_is "$(http_get "$NS" /watch | jq '.watches | length')" 7 "/watch lists the seven"
 
 cdp_start "$NS"
@@ -97,7 +104,9 @@ tap_is "$(grep '^t100|' "$RTSNAP_TMP/d.w" | cut -d'|' -f2,4,8)" "2001:db8:30::/6
 tap_is "$(grep '^gone|' "$RTSNAP_TMP/d.w" | cut -d'|' -f4,5)" "absent|—" "a watch no route matches: absent, no route"
 tap_is "$(grep '^svc|' "$RTSNAP_TMP/d.w" | cut -d'|' -f2,4,5,6)" "lookup 2001:db8:99::1|present|::/0|2001:db8:1::9" \
 	"a lookup watch: the route that answers it (the default route)"
-tap_is "$(state_of "$HOSTILE")" present "the watch named '$HOSTILE' has its row, its name as text"
+tap_is "$(state_of "$HNAME")" present "the watch named '$HNAME' has its row, its name as text"
+tap_is "$(cdp_eval "[...document.querySelectorAll('#watch-table tbody tr')].filter((tr) => tr.dataset.watch === $(js "$HNAME")).map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent, tr.cells[7].textContent])" | jq -c '.[0]')" \
+	"$(jq -cn --arg n "$HNAME" --arg t "$HOSTILE" '[$n, "2001:db8:40::/64 table " + $t, $t]')" "... and the table's name, in its target and table cells"
 tap_is "$(cdp_eval 'document.querySelectorAll("b, img, script:not([src])").length')" 0 "no element was made of the name"
 tap_is "$(cdp_eval 'document.documentElement.dataset.cspViolations')" '"0"' "no Content-Security-Policy violation"
 tap_is "$(cdp_eval 'document.getElementById("watch-state").textContent' | jq -r .)" "6 watched routes: 1 absent." "the summary line counts the absent one"
