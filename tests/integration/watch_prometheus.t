@@ -93,10 +93,10 @@ tap_is "$(present | tr '\n' ';')" "gw6 inet6  1;lan inet6  1;svc inet6  1;" \
 tap_is "$(val 'rtsnap_watches{job="rtsnap"}')" 3 "rtsnap_watches = 3"
 info() { # WATCH: its rtsnap_watch_route_info labels dst|gateway|dev|table|nexthops
 	promq "rtsnap_watch_route_info{job=\"rtsnap\",watch=\"$1\"} == 1" |
-		jq -r '.data.result[] | .metric | "\(.dst)|\(.gateway)|\(.dev)|\(.table)|\(.nexthops)"'
+		jq -r '.data.result[] | .metric | "\(.dst | if . == "::/0" then "default" else . end)|\(.gateway)|\(.dev)|\(.table)|\(.nexthops)"'
 }
-tap_is "$(info gw6)" "::/0|2001:db8:5::2|v0|main|1" "rtsnap_watch_route_info for gw6: ::/0 via 2001:db8:5::2 dev v0, table main, 1 next hop"
-tap_is "$(info svc)" "::/0|2001:db8:5::2|v0|main|1" "... for svc (a lookup the default route answers): the same route"
+tap_is "$(info gw6)" "default|2001:db8:5::2|v0|main|1" "rtsnap_watch_route_info for gw6: default (::/0) via 2001:db8:5::2 dev v0, table main, 1 next hop"
+tap_is "$(info svc)" "default|2001:db8:5::2|v0|main|1" "... for svc (a lookup the default route answers): the same route"
 tap_is "$(info lan | cut -d'|' -f1,3)" "2001:db8:5::/64|v0" "... for lan: 2001:db8:5::/64 dev v0"
 sleep 5 # some evaluations with everything present
 tap_is "$(watch_alerts)" "" "every watched route present: no watch alert is active"
@@ -131,7 +131,7 @@ ip -n "$NS" -6 route add default via 2001:db8:5::3 dev v0 metric 1024 || tap_bai
 wait_true 20 '[ -z "$(alert RtsnapWatchedRouteMissing gw6)" ] && [ -z "$(alert RtsnapWatchedRouteMissing svc)" ]'
 tap_is "$(alert RtsnapWatchedRouteMissing gw6)|$(alert RtsnapWatchedRouteMissing svc)" "|" \
 	"the default route back: the missing alerts resolve"
-tap_is "$(info gw6)" "::/0|2001:db8:5::3|v0|main|1" "rtsnap_watch_route_info for gw6: via 2001:db8:5::3 now"
+tap_is "$(info gw6)" "default|2001:db8:5::3|v0|main|1" "rtsnap_watch_route_info for gw6: via 2001:db8:5::3 now"
 wait_true 10 '[ "$(alert RtsnapWatchedRouteMoved gw6)" = firing ]'
 a=$(alert_json RtsnapWatchedRouteMoved gw6)
 tap_is "$(jq -r '.state + " " + .labels.gateway + " " + .labels.dev' <<<"$a")" "firing 2001:db8:5::3 v0" \
