@@ -142,16 +142,14 @@ tap_is "$(alert RtsnapWatchedRouteMoved lan)" "" "lan did not move: no alert"
 tap_is "$(alert RtsnapWatchedRouteFlapping gw6)" "" "2 changes: not flapping"
 
 # ---------------------------------------------------------------- flapping
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	ip -n "$NS" -6 route del default via 2001:db8:5::3 dev v0 && sleep 0.5 &&
 		ip -n "$NS" -6 route add default via 2001:db8:5::3 dev v0 metric 1024 && sleep 0.5
 done
-changes2=$(val 'rtsnap_watch_changes_total{job="rtsnap",watch="gw6"}')
 wait_true 20 '[ "$(alert RtsnapWatchedRouteFlapping gw6)" = firing ]'
 tap_is "$(alert RtsnapWatchedRouteFlapping gw6)" firing \
 	"deleted and added again 3 more times (rtsnap_watch_changes_total $changes0 -> $(val 'rtsnap_watch_changes_total{job="rtsnap",watch="gw6"}')): RtsnapWatchedRouteFlapping fires for gw6"
 tap_is "$(alert RtsnapWatchedRouteFlapping lan)" "" "... not for lan"
-[ -n "$changes2" ] || tap_diag "changes after the flaps: unknown"
 tap_is "$(val 'rtsnap_watch_present{job="rtsnap",watch="gw6"}')" 1 "gw6 present at the end"
 
 daemon_stop "$NS"
