@@ -108,7 +108,7 @@ wait_true 20 '[ "$(val "rtsnap_watch_present{job=\"rtsnap\",watch=\"gw6\"}")" = 
 tap_is "$(val 'rtsnap_watch_present{job="rtsnap",watch="gw6"}')" 0 "the default route deleted: Prometheus has rtsnap_watch_present{watch=\"gw6\"} 0"
 tap_is "$(info gw6)" "" "... and no rtsnap_watch_route_info for it"
 seen=''
-for i in $(seq 100); do # pending first, for 3 s; then firing
+for _ in $(seq 100); do # pending first, for 3 s; then firing
 	s=$(alert RtsnapWatchedRouteMissing gw6)
 	[ -n "$s" ] && [[ " $seen " != *" $s "* ]] && seen="$seen $s"
 	[ "$s" = firing ] && break
