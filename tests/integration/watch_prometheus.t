@@ -8,7 +8,8 @@
 # goes pending then firing for gw6 and svc (never for lan), with the watch and family in its
 # summary; the route added back through another gateway, the missing alert resolves and the
 # moved alert fires with the new gateway in its labels; the route flapping (deleted and added
-# again three more times), the flapping alert fires. The rules are the shipped file, with the
+# again three more times), the flapping alert fires. The dashboard's watch panels' queries are
+# valid PromQL that answer. The rules are the shipped file, with the
 # missing alert's "for" cut from 1m to 3s (the only change) so that firing comes quickly.
 # Skipped when this rtsnapd has no --watch.
 . "$(dirname "$0")/../lib/common.sh"
@@ -98,6 +99,26 @@ info() { # WATCH: its rtsnap_watch_route_info labels dst|gateway|dev|table|nexth
 tap_is "$(info gw6)" "default|2001:db8:5::2|v0|main|1" "rtsnap_watch_route_info for gw6: default (::/0) via 2001:db8:5::2 dev v0, table main, 1 next hop"
 tap_is "$(info svc)" "default|2001:db8:5::2|v0|main|1" "... for svc (a lookup the default route answers): the same route"
 tap_is "$(info lan | cut -d'|' -f1,3)" "2001:db8:5::/64|v0" "... for lan: 2001:db8:5::/64 dev v0"
+# the dashboard's watch panels: each query (the variables for every job and instance) is valid
+# PromQL and answers, and the table's four queries give the three watches
+dash=$TOP/packaging/grafana/rtsnapd.json
+dash_ok() { # the queries that do not answer, in $RTSNAP_TMP/dash.bad; their count in n
+	local q r
+	n=0
+	: >"$RTSNAP_TMP/dash.bad"
+	while IFS= read -r q; do
+		n=$((n + 1))
+		r=$(promq "$(sed 's/\$job/.*/g; s/\$instance/.*/g' <<<"$q")")
+		[ "$(jq -r '.status' <<<"$r")" = success ] && [ "$(jq '.data.result | length' <<<"$r")" -gt 0 ] ||
+			echo "[$q] $(jq -c '.error // .data.result' <<<"$r")" >>"$RTSNAP_TMP/dash.bad"
+	done < <(jq -r '.panels[] | select(any(.targets[]; .expr | contains("rtsnap_watch"))) | .targets[].expr' "$dash")
+	[ ! -s "$RTSNAP_TMP/dash.bad" ]
+}
+wait_until 15 dash_ok # increase() needs two samples
+dash_ok
+tap_is "$(cat "$RTSNAP_TMP/dash.bad")" "" "the dashboard's watch panels: their $n queries are valid and answer"
+tap_is "$(promq 'count(rtsnap_watch_present) + count(rtsnap_watch_route_info) + count(rtsnap_watch_last_change_timestamp_seconds) + count(rtsnap_watch_changes_total)' |
+	jq -r '.data.result[0].value[1]')" 12 "... the table's four series, one per watch each"
 sleep 5 # some evaluations with everything present
 tap_is "$(watch_alerts)" "" "every watched route present: no watch alert is active"
 changes0=$(val 'rtsnap_watch_changes_total{job="rtsnap",watch="gw6"}')
