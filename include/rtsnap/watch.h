@@ -25,7 +25,8 @@
 #include "rtsnap/strbuf.h"
 #include "rtsnap/watchspec.h"
 
-#define WATCH_HISTORY 8 /* changes kept per watch */
+#define WATCH_HISTORY 8	     /* changes kept per watch */
+#define WATCH_DIFF_MAX 65536 /* changed routes past which every watch is evaluated */
 
 struct watch_change {
 	uint64_t generation; /* of the snapshot that showed the change */
@@ -65,6 +66,8 @@ struct watch_state {
 	size_t n;
 	uint32_t *pos;		   /* this instance's watches: positions in list */
 	struct watch_answer **ans; /* their current answers (NULL before the first) */
+	uint32_t *by_target;	   /* 0..n-1 by table and address, to find the due ones */
+	uint8_t *due;		   /* per watch: a changed route can answer it */
 	uint64_t evaluated;	   /* answers computed (tests, benchmarks) */
 };
 
@@ -78,11 +81,14 @@ int watch_state_stale(const struct watch_state *st);
 /*
  * Collector thread, on a sealed snapshot not yet published: evaluate st's watches against s
  * and attach the answers (snapshot_views(s)->watch); now_real_ms: the unix time a change is
- * dated with. 0 or -ENOMEM (s then has no answers: its watches read as absent until the
- * next publication).
+ * dated with. prev: the snapshot s replaces (NULL: none); only the watches that a route
+ * differing between prev and s can answer are evaluated again (diff.h), the others keep
+ * their answers; every watch when the list changed, prev is NULL or more than
+ * WATCH_DIFF_MAX routes differ. 0 or -ENOMEM (s then has no answers: its watches read as
+ * absent until the next publication).
  */
-int watch_eval(struct watch_state *st, struct snapshot *s, int64_t now_real_ms)
-    __attribute__((warn_unused_result));
+int watch_eval(struct watch_state *st, struct snapshot *s, const struct snapshot *prev,
+	       int64_t now_real_ms) __attribute__((warn_unused_result));
 
 /* Free a view (NULL is fine); compose.c's free function calls it. */
 void watch_view_free(struct watch_view *v);

@@ -1967,14 +1967,17 @@ static int publish(struct collector *c, enum collector_trigger why)
 		ret = -ENOMEM; /* injected by RTSNAP_TEST_NOMEM */
 	else
 		ret = builder_compose(c->b, c->m, c->opts.chain, &s);
+	prev = ret ? NULL : snapshot_acquire(c->opts.chain); /* the one s replaces */
 	if (!ret && c->watch.netns) {
 		/* the watched routes against s, before it is published (their cost is the
-		 * build's); without memory for them s is published without answers */
+		 * build's): those a route that differs from prev can answer; without memory
+		 * for them s is published without answers */
 		struct timespec rt;
 		int wret;
 
 		clock_gettime(CLOCK_REALTIME, &rt);
-		wret = watch_eval(&c->watch, s, (int64_t)rt.tv_sec * 1000 + rt.tv_nsec / 1000000);
+		wret = watch_eval(&c->watch, s, prev,
+				  (int64_t)rt.tv_sec * 1000 + rt.tv_nsec / 1000000);
 		if (wret)
 			log_warn("%swatched routes not evaluated: %s", FAM(c), strerror(-wret));
 	}
@@ -1993,8 +1996,8 @@ static int publish(struct collector *c, enum collector_trigger why)
 			   (double)(t1.tv_sec - t0.tv_sec) +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 			   (uint32_t)why);
-	prev = snapshot_acquire(c->opts.chain); /* the one s replaces, for the change stream */
-	snapshot_publish(s);			/* immutable from here on */
+	snapshot_publish(s);
+	    /* prev (above) is the one it replaces, for the change stream */ /* immutable from here on */
 	now = snapshot_now_ms();
 	c->ok_count++;
 	stats_observe_duration(c->st, snapshot_duration_s(s));

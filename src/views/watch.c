@@ -19,6 +19,7 @@
 #include <time.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/diff.h"
 #include "rtsnap/index.h"
 #include "rtsnap/names.h"
 #include "rtsnap/query.h"
@@ -76,6 +77,8 @@ void watch_state_free(struct watch_state *st)
 		watch_answer_put(st->ans[i]);
 	free(st->ans);
 	free(st->pos);
+	free(st->by_target);
+	free(st->due);
 	free(st->netns);
 	watch_list_put(st->list);
 	memset(st, 0, sizeof(*st));
@@ -89,6 +92,25 @@ int watch_state_stale(const struct watch_state *st)
 static int mine(const struct watch_state *st, const struct watch_spec *w)
 {
 	return w->family == st->family && !strcmp(w->netns, st->netns);
+}
+
+/* qsort has no argument: the state being sorted (the collector thread's) */
+static _Thread_local const struct watch_state *s_sorting;
+
+/* The order of st->by_target: table, then the address (a lookup's, a prefix's first). */
+static int target_cmp(const struct watch_spec *a, const struct watch_spec *b)
+{
+	if (a->table != b->table)
+		return a->table < b->table ? -1 : 1;
+	return memcmp(a->addr, b->addr, 16);
+}
+
+static int by_target(const void *x, const void *y)
+{
+	const struct watch_state *st = s_sorting;
+
+	return target_cmp(watch_list_at(st->list, st->pos[*(const uint32_t *)x]),
+			  watch_list_at(st->list, st->pos[*(const uint32_t *)y]));
 }
 
 /*
@@ -133,11 +155,22 @@ static int remap(struct watch_state *st, struct watch_list *l)
 		watch_answer_put(st->ans[j]);
 	free(st->ans);
 	free(st->pos);
+	free(st->by_target);
+	free(st->due);
 	watch_list_put(st->list);
 	st->list = watch_list_get(l);
 	st->pos = pos;
 	st->ans = ans;
 	st->n = n;
+	st->by_target = malloc((n + 1) * sizeof(*st->by_target));
+	st->due = calloc(n + 1, 1);
+	if (!st->by_target || !st->due)
+		return -ENOMEM; /* st stays consistent: everything is evaluated */
+	for (size_t j = 0; j < n; j++)
+		st->by_target[j] = (uint32_t)j;
+	s_sorting = st;
+	qsort(st->by_target, n, sizeof(*st->by_target), by_target);
+	s_sorting = NULL;
 	return 0;
 }
 
@@ -385,8 +418,78 @@ nomem:
 	return -ENOMEM;
 }
 
-int watch_eval(struct watch_state *st, struct snapshot *s, int64_t now_real_ms)
+/*
+ * Mark in st->due the watches a route of table with destination dst/len can answer: the
+ * watches of that table whose prefix's first address or lookup address lies inside dst/len
+ * (a binary search in st->by_target, then the run inside). A prefix watch is due only for
+ * its exact prefix, a lookup for every prefix containing its address.
+ */
+static void mark_due(struct watch_state *st, uint32_t table, const uint8_t *dst, unsigned int len)
 {
+	unsigned int bits = st->family == AF_INET ? 32 : 128;
+	struct watch_spec lo = { .table = table }, hi = { .table = table };
+	size_t a = 0, b = st->n;
+
+	memcpy(lo.addr, dst, bits / 8);
+	memcpy(hi.addr, dst, bits / 8);
+	for (unsigned int i = len; i < bits; i++)
+		hi.addr[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+	while (a < b) { /* the first watch not below lo */
+		size_t mid = a + (b - a) / 2;
+
+		if (target_cmp(watch_list_at(st->list, st->pos[st->by_target[mid]]), &lo) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < st->n; a++) {
+		uint32_t k = st->by_target[a];
+		const struct watch_spec *w = watch_list_at(st->list, st->pos[k]);
+
+		if (target_cmp(w, &hi) > 0)
+			break;
+		if (w->kind == WATCH_LOOKUP || w->len == len)
+			st->due[k] = 1;
+	}
+}
+
+/*
+ * Which watches the publication of s after prev can affect, into st->due: those a route
+ * that differs between them can answer (diff.h: the segments both share are skipped). 0, or
+ * 1 when every watch is to be evaluated (no prev, too many changes, no memory).
+ */
+static int find_due(struct watch_state *st, const struct snapshot *s, const struct snapshot *prev)
+{
+	struct diff d = { 0 };
+	int ret;
+
+	if (!prev || !st->due || !st->by_target)
+		return 1;
+	ret = diff_snapshots(prev, s, WATCH_DIFF_MAX, &d);
+	if (ret) {
+		diff_free(&d);
+		return 1;
+	}
+	memset(st->due, 0, st->n);
+	for (size_t i = 0; i < d.nremoved; i++) {
+		const struct route *r = &d.removed[i].g->routes[d.removed[i].pos];
+
+		mark_due(st, r->table, r->dst, r->dst_len);
+	}
+	for (size_t i = 0; i < d.nadded; i++) {
+		const struct route *r = &d.added[i].g->routes[d.added[i].pos];
+
+		mark_due(st, r->table, r->dst, r->dst_len);
+	}
+	diff_free(&d);
+	return 0;
+}
+
+int watch_eval(struct watch_state *st, struct snapshot *s, const struct snapshot *prev,
+	       int64_t now_real_ms)
+{
+	int all = 1;
+
 	uint64_t serial = watch_list_serial(); /* before the list: a later one is seen next */
 	struct watch_list *l = watch_list_current();
 	struct watch_view *v = NULL;
@@ -397,10 +500,15 @@ int watch_eval(struct watch_state *st, struct snapshot *s, int64_t now_real_ms)
 		ret = remap(st, l);
 		if (ret)
 			goto out;
+		prev = NULL; /* every watch, the new ones first of all */
 	}
 	st->serial = serial;
 	if (!st->n)
-		goto out; /* nothing of this instance's: no view, every reader sees absent */
+		goto out;
+	/* the routes and their objects change only with what diff sees: a watch that no
+	 * changed route can answer keeps its answer */
+	all = find_due(st, s,
+		       prev); /* nothing of this instance's: no view, every reader sees absent */
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->ans = calloc(st->n, sizeof(*v->ans))) ||
 	    !(v->pos = malloc(st->n * sizeof(*v->pos)))) {
@@ -413,6 +521,10 @@ int watch_eval(struct watch_state *st, struct snapshot *s, int64_t now_real_ms)
 	for (size_t k = 0; k < st->n; k++) {
 		struct watch_answer *a;
 
+		if (!all && !st->due[k] && st->ans[k]) {
+			v->ans[k] = answer_get(st->ans[k]);
+			continue;
+		}
 		ret = answer(s, watch_list_at(l, st->pos[k]), st->ans[k], now_ms, now_real_ms, &a);
 		if (ret)
 			goto out;
