@@ -36,6 +36,8 @@
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/names.h"
+#include "rtsnap/watchspec.h"
 #include "rtsnap/webconfig.h"
 
 #define MAX_LISTEN 8
@@ -83,6 +85,68 @@ static void reload_web(const char *path)
 		log_info("SIGHUP: web configuration %s in force for new connections", path);
 		fault_clear(fault);
 	}
+}
+
+/* The watch specs given with --watch (the command line's strings), and --watch-file. */
+static const char *s_watch[WATCH_MAX + 1];
+static unsigned int s_nwatch;
+static const char *s_watch_file;
+
+/*
+ * Build the watch list of --watch and --watch-file (read again at each call). 0 and *out,
+ * or an error with what to print in err.
+ */
+static int load_watches(struct watch_list **out, char *err, size_t errlen)
+{
+	struct watch_list *l = NULL;
+	struct names *nm = NULL;
+	char why[512];
+	int ret;
+
+	if (names_load(NULL, &nm))
+		nm = NULL; /* table numbers and the built-in names only */
+	ret = watch_list_new(&l);
+	if (ret)
+		snprintf(err, errlen, "--watch: %s", strerror(-ret));
+	for (unsigned int i = 0; !ret && i < s_nwatch; i++) {
+		ret = watch_list_add(l, nm, s_watch[i], why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "--watch '%s': %s", s_watch[i], why);
+	}
+	if (!ret && s_watch_file) {
+		ret = watch_list_add_file(l, nm, s_watch_file, why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "--watch-file %s", why);
+	}
+	if (!ret) {
+		ret = watch_list_seal(l, why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "--watch: %s", why);
+	}
+	names_free(nm);
+	if (ret) {
+		watch_list_put(l);
+		return ret;
+	}
+	*out = l;
+	return 0;
+}
+
+/* SIGHUP: read --watch-file again; a file that does not load keeps the list in force. */
+static void reload_watches(void)
+{
+	struct watch_list *l = NULL;
+	char err[1024];
+
+	if (!s_watch_file)
+		return;
+	if (load_watches(&l, err, sizeof(err))) {
+		log_err("SIGHUP: keeping the previous watch list: %s", err);
+		return;
+	}
+	log_info("SIGHUP: %zu watched routes from --watch and %s", watch_list_count(l),
+		 s_watch_file);
+	watch_list_publish(l); /* each collector evaluates it at its next publication */
 }
 
 static void usage(FILE *f)
@@ -154,6 +218,11 @@ static void usage(FILE *f)
 	       "                          as they are created and deleted\n"
 	       "      --metrics-netns-limit N  per-namespace series in /metrics for at most N\n"
 	       "                          named namespaces (the lowest names; default 100)\n"
+	       "      --watch SPEC        watch a route: [NAME=]TARGET[ table T][ netns N],\n"
+	       "                          TARGET a prefix (default, default4, ADDR/LEN) or\n"
+	       "                          lookup:ADDR; /watch and rtsnap_watch_* (repeatable;\n"
+	       "                          docs/watch.md)\n"
+	       "      --watch-file PATH   one SPEC a line (# comments); re-read on SIGHUP\n"
 	       "      --log-level LEVEL   err, warn, info (default) or debug\n"
 	       "  -h, --help              this text\n"
 	       "  -V, --version           print the version\n");
@@ -356,6 +425,8 @@ int main(int argc, char **argv)
 		OPT_PROC_FILE4,
 		OPT_NETNS,
 		OPT_METRICS_NETNS_LIMIT,
+		OPT_WATCH,
+		OPT_WATCH_FILE,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -387,6 +458,8 @@ int main(int argc, char **argv)
 		{ "metrics-route-limit", required_argument, NULL, OPT_METRICS_ROUTE_LIMIT },
 		{ "netns", required_argument, NULL, OPT_NETNS },
 		{ "metrics-netns-limit", required_argument, NULL, OPT_METRICS_NETNS_LIMIT },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "watch-file", required_argument, NULL, OPT_WATCH_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -413,7 +486,7 @@ int main(int argc, char **argv)
 				     .table_share = EVENTS_HISTORY_SHARE };
 	struct http_events_opts sopts = { .queue_bytes = HTTP_EVENTS_QUEUE_DEFAULT,
 					  .heartbeat_s = HTTP_EVENTS_HEARTBEAT_DEFAULT };
-	unsigned int families = 0; /* --family; 0: not given */
+	unsigned int families = 0;	     /* --family; 0: not given */
 	static const char *netns[MAX_NETNS]; /* --netns, in the order given */
 	unsigned int nnetns = 0;
 	int netns_all = 0; /* --netns all */
@@ -611,6 +684,20 @@ int main(int argc, char **argv)
 			http_ns_set_metrics_limit(lim);
 			break;
 		}
+		case OPT_WATCH:
+			if (s_nwatch == WATCH_MAX) {
+				fprintf(stderr, "rtsnapd: at most %d --watch\n", WATCH_MAX);
+				return 2;
+			}
+			s_watch[s_nwatch++] = optarg;
+			break;
+		case OPT_WATCH_FILE:
+			if (s_watch_file) {
+				fprintf(stderr, "rtsnapd: one --watch-file at most\n");
+				return 2;
+			}
+			s_watch_file = optarg;
+			break;
 		case OPT_PROC_FILE:
 			proc_file = optarg;
 			break;
@@ -679,6 +766,16 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 1;
 		}
+	}
+	if (!once && (s_nwatch || s_watch_file)) {
+		struct watch_list *wl = NULL;
+		char err[1024];
+
+		if (load_watches(&wl, err, sizeof(err))) {
+			fprintf(stderr, "rtsnapd: %s\n", err);
+			return 2;
+		}
+		watch_list_publish(wl); /* before the collectors: their first snapshot has it */
 	}
 	if (once)
 		return run_once(format ? format : "proc", families, nnetns ? netns[0] : NULL);
@@ -875,6 +972,7 @@ int main(int argc, char **argv)
 
 		if (s_reload) {
 			s_reload = 0;
+			reload_watches(); /* before the resync, which publishes */
 			collector_request_resync(coll);
 			collector_request_resync(v4.coll);
 			served_resync();
@@ -909,5 +1007,6 @@ int main(int argc, char **argv)
 	snapshot_chain_free(chain);
 	free(cstats);
 	events_free(history);
+	watch_list_publish(NULL);
 	return 0;
 }

@@ -24,6 +24,12 @@
 // label), and the list is read again every 10 s: a namespace that is no longer served
 // falls back to the own one, with a note. Names are text like the kernel's strings, and
 // percent-encoded in paths.
+//
+// Watched routes (rtsnapd --watch NAME=SPEC): /metrics' rtsnap_watches says how many there
+// are; when there are any, /watch (one list for all namespaces, not under /netns/NAME/) is
+// read with every refresh (a new generation, a change on the stream, a poll whose /status
+// changed) and the watches of the namespace shown (their "netns": "" for the own) are listed
+// with their state in words and colour. The section is hidden when rtsnapd watches nothing.
 'use strict';
 
 (function () {
@@ -68,6 +74,8 @@
     lastChange: null, // {gen, added, removed, at}
     live: { timer: null, page: false, last: 0 },
     pollTimer: null,
+    watchCount: null, // /metrics' rtsnap_watches: null while unknown (or an rtsnapd without it)
+    watchSeq: 0, // renders of the watch list (tests wait on it)
   };
 
   const $ = (id) => document.getElementById(id);
@@ -203,8 +211,10 @@
   }
 
   function parseMetrics(text) {
-    const r = { mpath: {}, exp: {}, proto: {}, byTable: {}, series: 0 };
+    const r = { mpath: {}, exp: {}, proto: {}, byTable: {}, series: 0, watches: null };
     for (const line of text.split('\n')) {
+      const w = /^rtsnap_watches (\S+)$/.exec(line);
+      if (w) r.watches = Number(w[1]);
       const m = /^(rtsnap_routes|rtsnap_multipath_routes|rtsnap_routes_expiring)\{(.*)\} (\S+)$/.exec(line);
       if (!m) continue;
       const l = parseLabels(m[2]);
@@ -233,6 +243,7 @@
       const r = await fetch('/metrics', { cache: 'no-store' });
       if (r.ok) m = parseMetrics(await r.text());
     } catch (e) { m = null; }
+    if (m) st.watchCount = m.watches;
     // switched meanwhile: the other family's (namespace's) refresh draws it
     if (fam !== st.family || ep !== st.epoch) return;
     // a named namespace beyond --metrics-netns-limit has no series: its counts are unknown
@@ -550,14 +561,14 @@
 
   // Empty views while the namespace chosen is read: nothing of the one before stays on screen.
   function clearViews() {
-    for (const id of ['route-table', 'table-summary', 'expiring-table']) {
+    for (const id of ['route-table', 'table-summary', 'expiring-table', 'watch-table']) {
       clear($(id).tBodies[0]);
       delete $(id).dataset.count;
     }
     st.countdowns = [];
     st.expCountdowns = [];
     for (const id of ['chart-tables', 'chart-protocols', 'sparkline', 'table-names']) clear($(id));
-    for (const id of ['sum-routes', 'sum-mpath', 'sum-exp', 'sum-lines', 'c-spark-text', 'expiring-state']) setText(id, '');
+    for (const id of ['sum-routes', 'sum-mpath', 'sum-exp', 'sum-lines', 'c-spark-text', 'expiring-state', 'watch-state']) setText(id, '');
     for (const id of ['f-gen', 'f-taken', 'f-age', 'f-routes', 'f-collector']) setText(id, '-');
     setText('routes-state', 'Loading\u2026');
     $('routes-state').classList.remove('error');
@@ -768,11 +779,73 @@
         (list.length > EXPIRING_MAX_ROWS ? '; the first ' + EXPIRING_MAX_ROWS + ' are shown.' : '.'));
   }
 
+  // ---- watched routes
+
+  function fmtTime(iso) { return iso ? String(iso).replace('T', ' ').replace('Z', ' UTC') : 'never'; }
+  function watchTarget(w) {
+    return (w.kind === 'lookup' ? 'lookup ' : '') + w.target +
+      (w.table && w.table !== 'main' ? ' table ' + w.table : '');
+  }
+  function watchRow(w) {
+    const r = w.present ? w.route : null;
+    const state = el('span', { class: 'wstate' }, w.present ? 'present' : 'absent');
+    const tr = el('tr', { class: w.present ? 'w-present' : 'w-absent', 'data-watch': w.name,
+      'data-state': w.present ? 'present' : 'absent', title: w.spec },
+    el('th', { scope: 'row' }, w.name),
+    el('td', { class: 'addr' }, watchTarget(w)),
+    el('td', {}, w.family === 'inet' ? 'IPv4' : 'IPv6'),
+    el('td', {}, state),
+    el('td', { class: 'addr' }, r ? r.dst : '\u2014'),
+    r ? nhCell(r, 'gateway') : el('td', { class: 'addr' }, ''),
+    r ? nhCell(r, 'dev') : el('td', {}, ''),
+    el('td', {}, r ? r.table || 'main' : ''),
+    el('td', {}, fmtTime(w.changed_at)),
+    el('td', { class: 'num' }, fmtInt(w.changes || 0)));
+    return tr;
+  }
+  // /watch, when /metrics said rtsnapd watches routes; the section is hidden otherwise.
+  async function loadWatch() {
+    const sec = $('watches');
+    if (!st.watchCount) {
+      sec.hidden = true;
+      return;
+    }
+    const ep = st.epoch;
+    let res;
+    try {
+      res = await fetchJSON('/watch');
+    } catch (e) { return; }
+    if (ep !== st.epoch) return; // another namespace chosen: its refresh draws it
+    const all = res.ok && res.body && Array.isArray(res.body.watches) ? res.body.watches : null;
+    if (!all || all.length === 0) {
+      sec.hidden = true;
+      return;
+    }
+    const list = all.filter((w) => (w.netns || '') === st.netns);
+    const tbody = $('watch-table').tBodies[0];
+    clear(tbody);
+    const frag = document.createDocumentFragment();
+    for (const w of list) frag.appendChild(watchRow(w));
+    tbody.appendChild(frag);
+    const absent = list.filter((w) => !w.present).length;
+    $('watch-table').hidden = list.length === 0;
+    $('watch-table').dataset.count = String(list.length);
+    setText('watch-state', list.length === 0
+      ? 'No watched route in this namespace (' + all.length + ' in others).'
+      : fmtInt(list.length) + (list.length === 1 ? ' watched route' : ' watched routes') +
+        (absent ? ': ' + absent + ' absent.' : ', all present.'));
+    $('watch-state').classList.toggle('error', absent > 0);
+    sec.hidden = false;
+    st.watchSeq++;
+    document.documentElement.dataset.watchNetns = st.netns;
+    document.documentElement.dataset.watchSeq = String(st.watchSeq);
+  }
+
   // ---- live: poll /healthz and /status (If-None-Match), refresh on a new generation
 
   async function refreshAll(withPage) {
     const gen = st.gen, fam = st.family, ep = st.epoch;
-    await Promise.all([loadSummary(), withPage === false ? null : loadPage(), loadExpiring()]);
+    await Promise.all([loadSummary().then(loadWatch), withPage === false ? null : loadPage(), loadExpiring()]);
     if (fam !== st.family || ep !== st.epoch) return; // switched meanwhile
     document.documentElement.dataset.renderedGen = String(gen); // every view shows gen (tests wait on it)
     document.documentElement.dataset.renderedFamily = fam;
@@ -926,6 +999,7 @@
         st.gen = famGen(st.status);
         renderHeader();
         if (newGen) await refreshAll();
+        else if (st.watchCount) await loadWatch(); // the other family moved: its watches may have
       } else if (res.status !== 304) {
         st.reachable = true;
         setText('live', 'rtsnapd: ' + errorText(res));

@@ -35,6 +35,7 @@ enum http_ep {
 	HTTP_EP_ROUTE4,	     /* /route */
 	HTTP_EP_PROC_ROUTE4, /* /proc/net/route */
 	HTTP_EP_NETNS,	     /* /netns: the namespaces served (/netns/NAME/PATH counts as PATH) */
+	HTTP_EP_WATCH,	     /* /watch: the watched routes */
 	HTTP_EP__COUNT,
 	HTTP_EP_OTHER = HTTP_EP__MAX - 1 /* unknown paths */
 };

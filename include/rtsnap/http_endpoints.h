@@ -26,6 +26,10 @@ enum MHD_Result http_ep_events(struct http_req *rq);
 enum MHD_Result http_ep_changes(struct http_req *rq);
 /* http_netns.c: /netns, the namespaces served (the daemon's own first). */
 enum MHD_Result http_ep_netns(struct http_req *rq);
+/* http_watch.c: /watch, the watched routes (every namespace's), and their /metrics series
+ * appended to sb (sb->failed on error). */
+enum MHD_Result http_ep_watch(struct http_req *rq);
+void http_watch_metrics(struct http_req *rq, struct strbuf *sb);
 /* http_web.c: "/" and the web page's files (http_web.h). */
 enum MHD_Result http_ep_web(struct http_req *rq);
 

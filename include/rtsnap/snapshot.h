@@ -59,6 +59,7 @@ struct snapshot;
 struct snapshot_views {
 	struct lookup_index *lookup;
 	struct metrics_view *metrics;
+	struct watch_view *watch; /* watched routes' answers (watch.h), set before publication */
 	void (*free)(struct snapshot_views *v);
 	size_t bytes; /* of the lookup index, counted in the snapshot's bytes */
 };
@@ -210,6 +211,9 @@ void snapshot_release(struct snapshot *s);
  * the header, snapshot_proc_head()).
  */
 uint64_t snapshot_generation(const struct snapshot *s);
+/* The publishing thread, on a snapshot not yet published: the generation
+ * snapshot_publish() will give it. */
+uint64_t snapshot_next_generation(const struct snapshot *s);
 uint64_t snapshot_serial(const struct snapshot *s);
 struct timespec snapshot_taken_at(const struct snapshot *s);
 int64_t snapshot_taken_mono_ms(const struct snapshot *s);

@@ -3,13 +3,16 @@
 #include "rtsnap/compose.h"
 #include "rtsnap/index.h"
 #include "rtsnap/render_metrics.h"
+#include "rtsnap/watch.h"
 
 static void free_views(struct snapshot_views *v)
 {
 	index_free(v->lookup);
 	render_metrics_free(v->metrics);
+	watch_view_free(v->watch);
 	v->lookup = NULL;
 	v->metrics = NULL;
+	v->watch = NULL;
 }
 
 int snapshot_finish(struct snapshot *s)

@@ -73,6 +73,7 @@
 #include "rtsnap/silent.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/watch.h"
 
 #define STARTUP_TRIES 20    /* full dumps tried at start before serving an untrusted one */
 #define DRAIN_BUDGET_MS 5   /* publish after this long of continuous arrival */
@@ -158,14 +159,17 @@ struct rjob {
 
 struct collector {
 	struct collector_opts opts;
+	/* the watched routes of its family and namespace: answers carried across publications
+	 * (watch.h); NULL netns: not followed (collect_once) */
+	struct watch_state watch;
 	struct collector_stats *st; /* the instance's counters (opts.stats, or collect_once's) */
 	struct cloop_member member; /* its place in the collector thread's loop (cloop.h) */
 	int running;		    /* member of the loop */
-	int evfd;   /* wakes the loop for it: resync request, a resync's dump done */
-	int resync; /* set by collector_request_resync() */
-	int hold;   /* this pass leaves the notifications to gather (coll_prepare()) */
-	int nsfd;   /* the named namespace it follows (opts.netns), or -1: the daemon's */
-	char *netns;	/* its name (a copy), or NULL */
+	int evfd;    /* wakes the loop for it: resync request, a resync's dump done */
+	int resync;  /* set by collector_request_resync() */
+	int hold;    /* this pass leaves the notifications to gather (coll_prepare()) */
+	int nsfd;    /* the named namespace it follows (opts.netns), or -1: the daemon's */
+	char *netns; /* its name (a copy), or NULL */
 	char tag[NETNS_NAME_MAX + 24]; /* log prefix: the namespace and family, or "" */
 	/* RTSNAP_TEST_FAIL_AFTER=N: publications after the Nth fail (tests) */
 	long fail_after, ok_count;
@@ -1963,6 +1967,20 @@ static int publish(struct collector *c, enum collector_trigger why)
 		ret = -ENOMEM; /* injected by RTSNAP_TEST_NOMEM */
 	else
 		ret = builder_compose(c->b, c->m, c->opts.chain, &s);
+	prev = ret ? NULL : snapshot_acquire(c->opts.chain); /* the one s replaces */
+	if (!ret && c->watch.netns) {
+		/* the watched routes against s, before it is published (their cost is the
+		 * build's): those a route that differs from prev can answer; without memory
+		 * for them s is published without answers */
+		struct timespec rt;
+		int wret;
+
+		clock_gettime(CLOCK_REALTIME, &rt);
+		wret = watch_eval(&c->watch, s, prev,
+				  (int64_t)rt.tv_sec * 1000 + rt.tv_nsec / 1000000);
+		if (wret)
+			log_warn("%swatched routes not evaluated: %s", FAM(c), strerror(-wret));
+	}
 	if (ret) {
 		stats_set(c->st->last_error, ret);
 		log_warn("%spublication (%s) failed: %s; keeping the previous snapshot", FAM(c),
@@ -1978,8 +1996,8 @@ static int publish(struct collector *c, enum collector_trigger why)
 			   (double)(t1.tv_sec - t0.tv_sec) +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 			   (uint32_t)why);
-	prev = snapshot_acquire(c->opts.chain); /* the one s replaces, for the change stream */
-	snapshot_publish(s);			/* immutable from here on */
+	snapshot_publish(s);
+	    /* prev (above) is the one it replaces, for the change stream */ /* immutable from here on */
 	now = snapshot_now_ms();
 	c->ok_count++;
 	stats_observe_duration(c->st, snapshot_duration_s(s));
@@ -2268,6 +2286,9 @@ static void coll_step(void *arg, struct pollfd pfd[2])
 		resync_step(c);
 	if (c->recovering)
 		return;
+	/* another watch list (SIGHUP): a publication evaluates it (watch.h) */
+	if (c->watch.netns && watch_state_stale(&c->watch))
+		mark_dirty(c);
 	if (c->dirty && now_us() >= publish_at(c)) {
 		if (publish(c, c->pub_why) == 0)
 			c->pub_why = TRIGGER_CHANGE;
@@ -2326,6 +2347,7 @@ static void coll_close(struct collector *c)
 	if (c->nsfd >= 0)
 		close(c->nsfd);
 	free(c->netns);
+	watch_state_free(&c->watch);
 	memset(c, 0, sizeof(*c));
 	c->dump.fd = c->notify.fd = c->sil.compat_fd = c->nsfd = -1;
 }
@@ -2398,6 +2420,9 @@ int collector_start(const struct collector_opts *o, struct collector **out)
 		}
 	}
 	ret = coll_open(c, o->stats, o->family); /* zeroes it first */
+	if (!ret)
+		ret = watch_state_init(&c->watch, o->family == AF_INET ? AF_INET : AF_INET6,
+				       o->netns);
 	c->opts = *o;
 	c->nsfd = nsfd;
 	if (o->netns) {
@@ -2461,7 +2486,7 @@ void collector_request_resync(struct collector *c)
 		return;
 	__atomic_store_n(&c->resync, 1, __ATOMIC_RELEASE);
 	if (write(c->evfd, &one, sizeof(one)) < 0) { /* polled by the loop */
-		/* eventfd full: a wakeup is already pending */
+						     /* eventfd full: a wakeup is already pending */
 	}
 }
 

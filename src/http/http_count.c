@@ -81,6 +81,7 @@ static const char *const s_ep_paths[HTTP_EP__COUNT] = {
 	"/route",
 	"/proc/net/route",
 	"/netns",
+	"/watch",
 };
 
 /* Status codes counted one by one; anything else is counted as "other" (the last column). */

@@ -60,6 +60,7 @@ static const struct endpoint s_endpoints[] = {
 	{ "/events", HTTP_EP_EVENTS, http_ep_events, 0, 0, 0 },
 	{ "/changes", HTTP_EP_CHANGES, http_ep_changes, 0, 0, 0 },
 	{ "/netns", HTTP_EP_NETNS, http_ep_netns, 0, 0, 0 },
+	{ "/watch", HTTP_EP_WATCH, http_ep_watch, 0, 0, 0 },
 };
 #define NENDPOINTS (sizeof(s_endpoints) / sizeof(s_endpoints[0]))
 
@@ -192,7 +193,8 @@ enum MHD_Result http_dispatch_request(void *cls, struct MHD_Connection *conn, co
 	rest = netns_split(url, nsname, &toolong);
 	e = endpoint_of(rest ? rest : url);
 	if (rest && e &&
-	    (e->ep == HTTP_EP_METRICS || e->ep == HTTP_EP_WEB || e->ep == HTTP_EP_NETNS))
+	    (e->ep == HTTP_EP_METRICS || e->ep == HTTP_EP_WEB || e->ep == HTTP_EP_NETNS ||
+	     e->ep == HTTP_EP_WATCH))
 		e = NULL; /* one for all */
 	if (e)
 		rq.ep = e->ep;

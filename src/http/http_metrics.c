@@ -195,6 +195,7 @@ enum MHD_Result http_ep_metrics(struct http_req *rq)
 		render_metrics_scrape2(rq->snap, rq->stats, rq->snap2, rq->stats4, rq->now_ms,
 				       &dyn);
 	render_netns(&dyn, nns, nns - shown, omitted_routes);
+	http_watch_metrics(rq, &dyn);
 	http_count_render(&dyn);
 	render_pinned(&dyn);
 	render_auth(&dyn);

@@ -1276,6 +1276,12 @@ void snapshot_set_taken(struct snapshot *s, int64_t taken_mono_ms, double durati
 
 /* ---- what readers see (snapshot.h) ---- */
 
+uint64_t snapshot_next_generation(const struct snapshot *s)
+{
+	/* read on the publishing thread, the chain's generation's one writer */
+	return s->chain->generation + 1;
+}
+
 uint64_t snapshot_generation(const struct snapshot *s)
 {
 	return s->generation;
