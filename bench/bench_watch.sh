@@ -87,7 +87,9 @@ scrape_part() {
 		bench_bg ip netns exec "$ns" "$RTSNAPD" --interval 0 --listen "[::1]:$PORT" $args \
 			2>>"$BENCH_TMP/rtsnapd.log"
 		pid=$BENCH_BG_PID
-		until [ "$(ip netns exec "$ns" curl -sgf "$URL/status" 2>/dev/null | jq -r '.routes // 0')" -ge "$n" ]; do
+		local got=0
+		while [ "${got:-0}" -lt "$n" ]; do
+			got=$(ip netns exec "$ns" curl -sgf "$URL/status" 2>/dev/null | jq -r '.routes // 0')
 			kill -0 "$pid" 2>/dev/null || bench_die "rtsnapd exited"
 			sleep 0.2
 		done

@@ -40,8 +40,8 @@ struct watch_spec {
 struct watch_list;
 
 /*
- * Any thread. Parse one spec (text without a newline) with the table names n (NULL: numbers
- * and main, local, default only). 0, or -EINVAL with the reason in err. out's strings are
+ * Any thread. Parse one spec (text without a newline) with the table names n (names.h,
+ * which has main, local and default built in; NULL: table numbers only). 0, or -EINVAL with the reason in err. out's strings are
  * malloc()ed (watch_spec_clear() frees them); on error out is left empty.
  */
 int watch_spec_parse(const struct names *n, const char *text, struct watch_spec *out, char *err,
