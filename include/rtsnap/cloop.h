@@ -37,12 +37,12 @@ struct cloop_member {
 	/* the loop's: */
 	struct pollfd pfd[2];
 	uint64_t id[2];
-	int reg_fd[2];	     /* registered in the epoll set (-1: nothing) */
-	uint32_t reg_ev[2];  /* with these events */
-	uint64_t reg_id[2];  /* for this opening */
+	int reg_fd[2];	    /* registered in the epoll set (-1: nothing) */
+	uint32_t reg_ev[2]; /* with these events */
+	uint64_t reg_id[2]; /* for this opening */
 	int64_t wake_us;
-	int fresh;	     /* stepped (or new) since its last prepare() */
-	int gone;	     /* removed: set by the loop's thread, under its lock */
+	int fresh; /* stepped (or new) since its last prepare() */
+	int gone;  /* removed: set by the loop's thread, under its lock */
 };
 
 /*

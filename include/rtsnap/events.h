@@ -35,9 +35,9 @@
 #include "rtsnap/snapshot.h"
 #include "rtsnap/strbuf.h"
 
-#define EVENTS_HISTORY_DEFAULT 4096		 /* generations */
-#define EVENTS_HISTORY_MIN 16			 /* generations */
-#define EVENTS_RING_START 16 /* slots a history starts with; doubled as it fills */
+#define EVENTS_HISTORY_DEFAULT 4096 /* generations */
+#define EVENTS_HISTORY_MIN 16	    /* generations */
+#define EVENTS_RING_START 16	    /* slots a history starts with; doubled as it fills */
 #define EVENTS_HISTORY_BYTES_DEFAULT (64u << 20) /* bytes */
 #define EVENTS_HISTORY_BYTES_MIN (1u << 20)
 

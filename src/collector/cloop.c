@@ -39,7 +39,7 @@ static pthread_cond_t s_cond = PTHREAD_COND_INITIALIZER;
 /* under s_lock: */
 static struct cloop_member **s_members;
 static size_t s_n, s_cap;
-static int s_changed; /* the list changed since the thread copied it */
+static int s_changed;			/* the list changed since the thread copied it */
 static struct cloop_member **s_removed; /* waiting for the thread to let go of them */
 static size_t s_nremoved, s_removed_cap;
 static int s_running, s_stop;
@@ -238,8 +238,9 @@ static void *loop_main(void *arg)
 			ts.tv_sec = d / 1000000;
 			ts.tv_nsec = d % 1000000 * 1000;
 		}
-		got = s_no_pwait2 ? -1 : epoll_pwait2(s_epfd, evs, nevs,
-						      wake == INT64_MAX ? NULL : &ts, NULL);
+		got = s_no_pwait2
+			  ? -1
+			  : epoll_pwait2(s_epfd, evs, nevs, wake == INT64_MAX ? NULL : &ts, NULL);
 		if (got < 0 && (s_no_pwait2 || errno == ENOSYS)) {
 			/* before Linux 5.11, and under valgrind 3.19: milliseconds, rounded up
 			 * (a deadline is never woken for early) */
@@ -259,7 +260,8 @@ static void *loop_main(void *arg)
 		}
 		for (int i = 0; i < got; i++) {
 			uint64_t tag = evs[i].data.u64;
-			struct cloop_member *m = (struct cloop_member *)(uintptr_t)(tag & ~(uint64_t)1);
+			struct cloop_member *m =
+			    (struct cloop_member *)(uintptr_t)(tag & ~(uint64_t)1);
 
 			if (!m) {
 				uint64_t v;
@@ -269,7 +271,8 @@ static void *loop_main(void *arg)
 				continue;
 			}
 			/* EPOLLIN, EPOLLERR and EPOLLHUP are POLLIN, POLLERR and POLLHUP */
-			m->pfd[tag & 1].revents = (short)(evs[i].events & (POLLIN | POLLERR | POLLHUP));
+			m->pfd[tag & 1].revents =
+			    (short)(evs[i].events & (POLLIN | POLLERR | POLLHUP));
 		}
 		now = cloop_now_us();
 		for (size_t i = 0; i < n; i++) {

@@ -33,9 +33,9 @@
 #include "rtsnap/stats.h"
 
 struct http_ns {
-	long refs; /* atomic */
+	long refs;		   /* atomic */
 	struct http_ns *next_dead; /* on the list of namespaces to free (s_dead) */
-	int gone;  /* atomic: removed from the registry */
+	int gone;		   /* atomic: removed from the registry */
 	struct http_ns_view v;
 	struct http_instance inst[2];
 	unsigned int ninst;
