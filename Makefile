@@ -16,7 +16,8 @@ DEB_BUILD_PKGS := build-essential pkg-config libnl-3-dev libmicrohttpd-dev libja
 		  liburcu-dev libcmocka-dev zlib1g-dev libyaml-dev libgnutls28-dev libcrypt-dev \
 		  debhelper fakeroot
 DEB_TEST_PKGS  := iproute2 curl jq radvd prometheus wrk valgrind perl procps kmod chromium \
-		  openssl python3 lintian mandoc systemd util-linux libseccomp-dev net-tools
+		  openssl python3 lintian mandoc systemd util-linux libseccomp-dev net-tools \
+		  clang-format
 PKGS := libnl-3.0 libmicrohttpd jansson liburcu-bp zlib yaml-0.1 gnutls libcrypt
 
 CC      ?= cc
@@ -150,11 +151,13 @@ tsan:
 unit: all
 	prove -v $(UNIT_BINS)
 
-# Every test: the layer check, unit tests on the normal build, integration tests (root, real
-# kernel in netns), the stress test against the ASan and TSan builds.
+# Every test: the layer check, the formatting check (clang-format, .clang-format), unit tests
+# on the normal build, integration tests (root, real kernel in netns), the stress test against
+# the ASan and TSan builds.
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory layers
+	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory tsan
 	prove $(PROVE_FLAGS) $(UNIT_BINS) $(UNIT_BINS:$(BUILD)/%=build/asan/%) \
