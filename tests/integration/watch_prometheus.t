@@ -171,6 +171,8 @@ wait_true 20 '[ "$(alert RtsnapWatchedRouteFlapping gw6)" = firing ]'
 tap_is "$(alert RtsnapWatchedRouteFlapping gw6)" firing \
 	"deleted and added again 3 more times (rtsnap_watch_changes_total $changes0 -> $(val 'rtsnap_watch_changes_total{job="rtsnap",watch="gw6"}')): RtsnapWatchedRouteFlapping fires for gw6"
 tap_is "$(alert RtsnapWatchedRouteFlapping lan)" "" "... not for lan"
+# the last add may be newer than Prometheus's last scrape when the alert fires
+wait_true 10 '[ "$(val '"'"'rtsnap_watch_present{job="rtsnap",watch="gw6"}'"'"')" = 1 ]'
 tap_is "$(val 'rtsnap_watch_present{job="rtsnap",watch="gw6"}')" 1 "gw6 present at the end"
 
 daemon_stop "$NS"
