@@ -1996,8 +1996,7 @@ static int publish(struct collector *c, enum collector_trigger why)
 			   (double)(t1.tv_sec - t0.tv_sec) +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 			   (uint32_t)why);
-	snapshot_publish(s);
-	/* prev (above) is the one it replaces, for the change stream */ /* immutable from here on */
+	snapshot_publish(s); /* immutable from here on; prev (above) is the one it replaces */
 	now = snapshot_now_ms();
 	c->ok_count++;
 	stats_observe_duration(c->st, snapshot_duration_s(s));

@@ -504,11 +504,10 @@ int watch_eval(struct watch_state *st, struct snapshot *s, const struct snapshot
 	}
 	st->serial = serial;
 	if (!st->n)
-		goto out;
+		goto out; /* nothing of this instance's: no view, every reader sees absent */
 	/* the routes and their objects change only with what diff sees: a watch that no
 	 * changed route can answer keeps its answer */
-	all = find_due(st, s,
-		       prev); /* nothing of this instance's: no view, every reader sees absent */
+	all = find_due(st, s, prev);
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->ans = calloc(st->n, sizeof(*v->ans))) ||
 	    !(v->pos = malloc(st->n * sizeof(*v->pos)))) {
