@@ -1101,10 +1101,9 @@ static void on_overflow(struct collector *c, int storm)
 	if (storm) {
 		stats_inc(c->st->storms);
 		if (say)
-			log_warn(
-			    "a storm of changes, more than following them is worth (%llu times "
-			    "so far); resyncing with a full dump once it pauses",
-			    (unsigned long long)stats_get(c->st->storms));
+			log_warn("%sa storm of changes, more than following them is worth (%llu "
+				 "times so far); resyncing with a full dump once it pauses",
+				 FAM(c), (unsigned long long)stats_get(c->st->storms));
 	} else {
 		stats_inc(c->st->enobufs);
 		if (say)
@@ -1304,7 +1303,8 @@ static void run_silent(struct collector *c, struct nlconn *strict, struct dump_c
 	if (expiring) {
 		int64_t ms = snapshot_now_ms() - t0;
 
-		log_debug("expiring routes checked: %zu dumps in %lld ms", n, (long long)ms);
+		log_debug("%sexpiring routes checked: %zu dumps in %lld ms", FAM(c), n,
+			  (long long)ms);
 		silent_round_done(&c->sil, snapshot_now_ms(), ms);
 	}
 }
@@ -1480,17 +1480,17 @@ static void silent_check(struct collector *c)
 	if (c->v4 && silent_tick(&c->sil, snapshot_now_ms(), mirror_has_nhobjs(c->m), s)) {
 		/* the routes over objects gain or lose their hops, which the IPv4 rules do not
 		 * follow: a resync, not counted as drift */
-		log_info("net.ipv4.nexthop_compat_mode is now %d: resyncing the IPv4 routes",
-			 c->sil.compat);
+		log_info("%snet.ipv4.nexthop_compat_mode is now %d: resyncing the IPv4 routes",
+			 FAM(c), c->sil.compat);
 		c->m_valid = 0;
 		schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms());
 	} else if (!c->v4 && silent_tick(&c->sil, snapshot_now_ms(), mirror_has_nhobjs(c->m), s)) {
 		uint32_t *ids = NULL;
 		long n = mirror_nhid_tables(c->m, &ids);
 
-		log_info("net.ipv4.nexthop_compat_mode is now %d: re-reading the routes over "
+		log_info("%snet.ipv4.nexthop_compat_mode is now %d: re-reading the routes over "
 			 "nexthop objects",
-			 c->sil.compat);
+			 FAM(c), c->sil.compat);
 		for (long i = 0; i < n; i++)
 			if (silent_want(&c->sil, TDUMP_COMPAT, ids[i], 0, 0))
 				out_of_memory(c, "queueing a re-read");
@@ -1775,7 +1775,7 @@ static int resync_begin(struct collector *c, enum collector_trigger why)
 	}
 	c->job = j;
 	stats_set(c->st->resync_phase, 1);
-	log_debug("resync (%s): dump started", stats_trigger_name(why));
+	log_debug("%sresync (%s): dump started", FAM(c), stats_trigger_name(why));
 	return 0;
 }
 
@@ -2137,8 +2137,8 @@ static int recover(struct collector *c)
 		c->pub_why = TRIGGER_CHANGE;
 		fault_clear(stats_fault(c->st, FAULT_MEMORY));
 		c->retake = reserve_take() != 0; /* else after a later publication */
-		log_info("recovered from running out of memory: %zu routes dumped and published",
-			 mirror_routes(c->m));
+		log_info("%srecovered from running out of memory: %zu routes dumped and published",
+			 FAM(c), mirror_routes(c->m));
 		return 0;
 	}
 	/* the fault stays, and so does the mirror (if any) until the next try drops it */
