@@ -31,6 +31,7 @@
 #include "rtsnap/netns.h"
 #include "rtsnap/snapshot.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/utf8.h"
 
 struct http_ns {
 	long refs;		   /* atomic */
@@ -71,29 +72,6 @@ static char s_grace; /* TSan's name for the grace period */
 static struct ns_table *s_table; /* NULL: none served */
 static void (*s_notify)(void);	 /* the fan-out's wake-up (main thread) */
 static unsigned int s_metrics_limit = HTTP_NS_METRICS_LIMIT; /* set before the workers start */
-
-/* Length of the valid UTF-8 sequence at p (no overlongs, surrogates or beyond U+10FFFF),
- * 0 if there is none. */
-static size_t utf8_len(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-		    (p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80 ||
-		    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
 
 static void ns_free(struct http_ns *ns)
 {

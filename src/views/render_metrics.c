@@ -33,6 +33,7 @@
 #include "rtsnap/render_metrics.h"
 #include "rtsnap/route4.h"
 #include "rtsnap/stats.h"
+#include "rtsnap/utf8.h"
 
 /* the per-snapshot families, in this order in every view (route info only when enabled) */
 #define VIEW_PARTS 9
@@ -66,30 +67,6 @@ void render_metrics_set_route_limit(unsigned long n)
 }
 
 /* ---- exposition helpers ---- */
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
-			return 0; /* overlong, surrogate */
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
 
 void render_metrics_label(struct strbuf *sb, const char *v)
 {
