@@ -2,18 +2,96 @@
 /*
  * seggroup.c - immutable groups of segments (seggroup.h).
  *
- * A group is one block: the header, then the members' segment pointers, summaries and record
+ * A group is two blocks: the header, and the members' segment pointers, summaries and record
  * offsets. It is built on the collector thread, sealed, and from then on only read (its
- * reference count and `mark` aside); the last seggroup_put() frees the block and nothing
- * else (the group holds no reference on its segments).
+ * reference count and `mark` aside); the last seggroup_put() frees both and nothing else (the
+ * group holds no reference on its segments).
+ *
+ * Headers are packed in slabs of their own. Composing a snapshot reads the header of every
+ * group of the mirror, changed or not (its sums, and the snapshot's reference), and under
+ * churn those lines leave the caches between publications: with each header at the head of
+ * its own 13 KiB block, every one was a TLB walk and a miss, 30 % of the collector's CPU at
+ * 1 000 000 routes and 20 changes/s (perf). Packed, a few hundred headers fit in a few pages.
+ * The sanitizer builds allocate each header by itself, so that a use after free is caught.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rtsnap/seggroup.h"
 
 static long s_live; /* groups allocated and not freed (atomic) */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HDR_SLABS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HDR_SLABS 0
+#endif
+#endif
+#ifndef HDR_SLABS
+#define HDR_SLABS 1
+#endif
+
+#define SLAB_HEADERS 256 /* about 37 KiB a slab */
+
+/* A slab of headers; slabs are kept for the process's life (headers are few: one per group
+ * alive, a few hundred at 1 000 000 routes), listed so that they stay reachable. */
+struct slab {
+	struct slab *next;
+	struct seggroup g[SLAB_HEADERS];
+};
+
+union free_hdr {
+	union free_hdr *next;
+	struct seggroup g;
+};
+
+static pthread_mutex_t s_hdr_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slab *s_slabs;	    /* under s_hdr_lock */
+static union free_hdr *s_free_hdrs; /* under s_hdr_lock */
+
+static struct seggroup *hdr_alloc(void)
+{
+	union free_hdr *h;
+
+	if (!HDR_SLABS)
+		return malloc(sizeof(struct seggroup));
+	pthread_mutex_lock(&s_hdr_lock);
+	if (!s_free_hdrs) {
+		struct slab *sl = malloc(sizeof(*sl));
+
+		if (sl) {
+			sl->next = s_slabs;
+			s_slabs = sl;
+			for (size_t i = SLAB_HEADERS; i-- > 0;) {
+				h = (union free_hdr *)&sl->g[i];
+				h->next = s_free_hdrs;
+				s_free_hdrs = h;
+			}
+		}
+	}
+	h = s_free_hdrs;
+	if (h)
+		s_free_hdrs = h->next;
+	pthread_mutex_unlock(&s_hdr_lock);
+	return h ? &h->g : NULL;
+}
+
+static void hdr_free(struct seggroup *g)
+{
+	union free_hdr *h = (union free_hdr *)g;
+
+	if (!HDR_SLABS) {
+		free(g);
+		return;
+	}
+	pthread_mutex_lock(&s_hdr_lock);
+	h->next = s_free_hdrs;
+	s_free_hdrs = h;
+	pthread_mutex_unlock(&s_hdr_lock);
+}
 
 int seggroup_new(uint32_t table, uint32_t cap, struct seggroup **out)
 {
@@ -22,16 +100,19 @@ int seggroup_new(uint32_t table, uint32_t cap, struct seggroup **out)
 
 	if (!cap || cap > SEGGROUP_MAX)
 		return -EINVAL;
-	sz = sizeof(*g) + cap * (sizeof(*g->segs) + sizeof(*g->sums)) +
-	     (cap + 1) * sizeof(*g->first);
-	g = malloc(sz);
+	sz = cap * (sizeof(*g->segs) + sizeof(*g->sums)) + (cap + 1) * sizeof(*g->first);
+	g = hdr_alloc();
 	if (!g)
 		return -ENOMEM;
 	memset(g, 0, sizeof(*g));
+	g->segs = malloc(sz);
+	if (!g->segs) {
+		hdr_free(g);
+		return -ENOMEM;
+	}
 	g->refs = 1;
 	g->table = table;
 	g->cap = cap;
-	g->segs = (struct segment **)(g + 1);
 	g->sums = (struct segment_sum *)(g->segs + cap);
 	g->first = (uint32_t *)(g->sums + cap);
 	__atomic_add_fetch(&s_live, 1, __ATOMIC_RELAXED);
@@ -110,7 +191,8 @@ void seggroup_put(struct seggroup *g)
 #ifdef RTSNAP_POISON
 	memset(g->segs, 0x6b, g->cap * sizeof(*g->segs));
 #endif
-	free(g);
+	free(g->segs);
+	hdr_free(g);
 	__atomic_sub_fetch(&s_live, 1, __ATOMIC_RELAXED);
 }
 
