@@ -19,15 +19,6 @@ for kind in $KINDS; do
 	daemon_start "$ns" --interval 0 || tap_bail "rtsnapd did not start for $kind"
 done
 
-# promtool_ok FILE DESC: promtool check metrics < FILE prints nothing and exits 0.
-promtool_ok() {
-	local out st
-	out=$(promtool check metrics <"$1" 2>&1)
-	st=$?
-	tap_ok "$([ $st = 0 ] && [ -z "$out" ]; echo $?)" "$2"
-	[ $st = 0 ] && [ -z "$out" ] || tap_diag "promtool (exit $st):" "$out"
-}
-
 # get NS FILE [CURL-ARGS...]: body to FILE, headers (CR stripped, names lowercased) to FILE.h
 get() {
 	local ns=$1 f=$2

@@ -14,14 +14,6 @@ require_root
 require_cmd ip curl jq promtool
 require_rtsnapd
 
-# promtool_ok FILE DESC: promtool check metrics < FILE prints nothing and exits 0.
-promtool_ok() {
-	local out st
-	out=$(promtool check metrics <"$1" 2>&1)
-	st=$?
-	tap_ok "$([ $st = 0 ] && [ -z "$out" ]; echo $?)" "$2"
-	[ $st = 0 ] && [ -z "$out" ] || tap_diag "promtool (exit $st):" "$out"
-}
 # w NAME FIELD: FIELD (a jq path) of watch NAME in /watch
 w() {
 	http_get "$NS" /watch | jq -c ".watches[] | select(.name == \"$1\") | $2"

@@ -296,6 +296,16 @@ ns_settle() {
 	wait_until 10 eval "[ -z \"\$(ip -6 -n '$1' addr show tentative)\" ]"
 }
 
+# promtool_ok FILE DESC: a TAP check that `promtool check metrics < FILE` prints nothing and
+# exits 0 (its output as a diagnostic otherwise).
+promtool_ok() {
+	local out st
+	out=$(promtool check metrics <"$1" 2>&1)
+	st=$?
+	tap_ok "$([ $st = 0 ] && [ -z "$out" ]; echo $?)" "$2"
+	[ $st = 0 ] && [ -z "$out" ] || tap_diag "promtool (exit $st):" "$out"
+}
+
 # wait_true SECONDS 'EXPR': like wait_until, but the shell expression EXPR (single-quoted
 # by the caller) is evaluated afresh on every try: `wait_until 9 test "$(f)" = 1` would run f
 # once, before the first try, and wait out the 9 s whenever f was not 1 at first.
