@@ -106,19 +106,6 @@ wait_routes() { # NS COUNT
 	return 1
 }
 
-# percentiles FILE: "p50 p99 max seen timeouts" of the event lines in FILE
-percentiles() {
-	awk '$1 == "event" && NF == 4 { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
-		sort -g | awk '
-		$1 == "x" { to++; next }
-		{ v[++n] = $1 }
-		END {
-			if (!n) { printf "n/a n/a n/a 0 %d\n", to; exit }
-			i50 = int(n * 0.50 + 0.999999); i99 = int(n * 0.99 + 0.999999)
-			printf "%.1f %.1f %.1f %d %d\n", v[i50], v[i99], v[n], n, to
-		}'
-}
-
 # start_churn NS: nlload -c RATE for T + 10 s in the background; sets CHURN_PID
 start_churn() {
 	local i
@@ -172,7 +159,7 @@ window() {
 	if [ "$churn" = 1 ]; then
 		bench_stop "$CHURN_PID"
 	fi
-	[ "$probes" = 0 ] || read -r p50 p99 max seen to < <(percentiles "$eout")
+	[ "$probes" = 0 ] || read -r p50 p99 max seen to < <(bench_percentiles "$eout" event)
 	[ "$to" = 0 ] || max="$max ($to of $((seen + to)) not seen in ${PROBE_TIMEOUT} ms)"
 	local d
 	d=$(awk -v a="$c0" -v b="$c1" -v tw="$tw" 'BEGIN {

@@ -356,10 +356,11 @@ bench_ratio() {
 	}'
 }
 
-# bench_percentiles FILE: "p50 p99 max seen timeouts" of nlload's probe lines in FILE
-# ("probe K PREFIX MS" or "probe K PREFIX timeout"; nearest rank; "n/a" when none was seen).
+# bench_percentiles FILE [WORD]: "p50 p99 max seen timeouts" of the lines "WORD K NAME MS" or
+# "WORD K NAME timeout" in FILE (WORD: probe, nlload's probe lines, by default; nearest rank;
+# "n/a" when none was seen).
 bench_percentiles() {
-	awk '$1 == "probe" { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
+	awk -v w="${2:-probe}" '$1 == w && NF == 4 { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
 		sort -g | awk '
 		$1 == "x" { to++; next }
 		{ v[++n] = $1 }
