@@ -21,17 +21,22 @@ struct names *names_get(struct names *n);
 void names_free(struct names *n);
 
 /*
- * The names of one directory (NULL = /etc/iproute2) for one thread (a builder): each
- * names_cache_get() stats the files names_load() reads (and the *.conf files of the .d
- * directories) and reads them again only when one was added, removed or changed (identity,
- * size, modification or change time). *out gets a reference; 0 or a negative errno (the
- * files could not be read: nothing is cached then).
+ * The names of one directory (NULL = /etc/iproute2) for one thread (a builder):
+ * names_cache_get() reads the files names_load() reads again only when one was added,
+ * removed or changed (identity, size, modification or change time). It stats them (and the
+ * *.conf files of the .d directories) only when the process's inotify watch on the directory
+ * saw a change since the last time, or when it cannot rely on the watch (no inotify, a
+ * symbolic link among them): otherwise a get is one read() of the watch's descriptor (one
+ * descriptor for the process, kept for its life). *out gets a reference; 0 or a negative
+ * errno (the files could not be read: nothing is cached then).
  */
 struct names_cache;
 int names_cache_new(const char *dir, struct names_cache **out) __attribute__((warn_unused_result));
 int names_cache_get(struct names_cache *c, struct names **out) __attribute__((warn_unused_result));
 /* How many times the files were read (for tests and /status). */
 unsigned long names_cache_loads(const struct names_cache *c);
+/* How many times the files were stat'ed (for tests). */
+unsigned long names_cache_stamps(const struct names_cache *c);
 void names_cache_free(struct names_cache *c);
 /* A hash of every name n holds, computed once when n was loaded: equal for names that print
  * alike (0 for NULL). O(1). */
