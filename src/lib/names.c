@@ -442,8 +442,8 @@ static struct {
 	unsigned int ndirs;
 } s_watch = { PTHREAD_MUTEX_INITIALIZER, -1, 1, { NULL }, 0 };
 
-#define WATCH_MASK                                                                       \
-	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |     \
+#define WATCH_MASK                                                                     \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB | \
 	 IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF)
 
 /* Under s_watch.lock: watch dir and its .d directories (those that exist). */
