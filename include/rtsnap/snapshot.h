@@ -162,6 +162,15 @@ long snapshot_deferred_count(struct snapshot_chain *c);
 /* Any thread holding s. Record i (0 <= i < snapshot_nroutes(s)). O(log segments), O(1) when the
  * previous call of this thread was in the same segment. */
 const struct route *snapshot_route(const struct snapshot *s, size_t i);
+/*
+ * Any thread holding s. The first record i of [lo, hi) for which before(route i, arg) is 0,
+ * or hi: before() must be 1 for a prefix of [lo, hi) and 0 for the rest (a binary search on
+ * records in key order). It descends groups, then a group's segments, then a segment's
+ * records, reading each level's first record directly: O(log records) calls of before() and
+ * no search for where a record lies (snapshot_route() would add one per probe).
+ */
+size_t snapshot_partition(const struct snapshot *s, size_t lo, size_t hi,
+			  int (*before)(const struct route *r, const void *arg), const void *arg);
 /* Any thread holding s. The segment holding record i, and i's position in it. */
 const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, uint32_t *pos);
 /* Any thread holding s. Segment k (0 <= k < snapshot_nsegs(s), global index) and, if first is not

@@ -980,6 +980,80 @@ const struct segment *snapshot_segment_of(const struct snapshot *s, size_t i, ui
 	return g->segs[t_last.j];
 }
 
+/* The route of record i, the first of group q (or of a later group, when q is empty). */
+static const struct route *group_head(const struct snapshot *s, size_t q)
+{
+	const struct seggroup *g = s->groups[q];
+
+	if (g->nsegs && g->first[1] > 0)
+		return &g->segs[0]->routes[0];
+	return snapshot_route(s, s->group_first[q]);
+}
+
+size_t snapshot_partition(const struct snapshot *s, size_t lo, size_t hi,
+			  int (*before)(const struct route *r, const void *arg), const void *arg)
+{
+	const struct seggroup *g;
+	const struct segment *seg;
+	size_t qa, qb, base;
+	uint32_t ja, jb, a, b;
+
+	/* the answer is in [lo, hi]; [lo, hi) is narrowed to one group, then one segment */
+	if (lo >= hi)
+		return lo;
+	qa = group_of_record(s, lo);
+	qb = group_of_record(s, hi - 1);
+	while (qa < qb) {
+		size_t qm = qa + (qb - qa + 1) / 2, i = s->group_first[qm]; /* lo < i < hi */
+
+		if (before(group_head(s, qm), arg)) {
+			lo = i + 1;
+			qa = lo < s->group_first[qm + 1] ? qm : group_of_record(s, lo);
+		} else {
+			hi = i;
+			qb = s->group_first[qm - 1] < hi ? qm - 1 : group_of_record(s, hi - 1);
+		}
+		if (lo >= hi)
+			return lo;
+	}
+	g = s->groups[qa];
+	base = s->group_first[qa];
+	ja = seggroup_member_of(g, (uint32_t)(lo - base));
+	jb = seggroup_member_of(g, (uint32_t)(hi - 1 - base));
+	while (ja < jb) {
+		uint32_t jm = ja + (jb - ja + 1) / 2;
+		size_t i = base + g->first[jm];
+
+		if (g->first[jm + 1] > g->first[jm] ? before(&g->segs[jm]->routes[0], arg)
+						    : before(snapshot_route(s, i), arg)) {
+			lo = i + 1;
+			ja = lo < base + g->first[jm + 1]
+				 ? jm
+				 : seggroup_member_of(g, (uint32_t)(lo - base));
+		} else {
+			hi = i;
+			jb = base + g->first[jm - 1] < hi
+				 ? jm - 1
+				 : seggroup_member_of(g, (uint32_t)(hi - 1 - base));
+		}
+		if (lo >= hi)
+			return lo;
+	}
+	seg = g->segs[ja];
+	base += g->first[ja];
+	a = (uint32_t)(lo - base);
+	b = (uint32_t)(hi - base);
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+
+		if (before(&seg->routes[mid], arg))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return base + a;
+}
+
 const struct seggroup *snapshot_group_of(const struct snapshot *s, size_t k, uint32_t *pos)
 {
 	size_t lo = 0, hi = s->ngroups;

@@ -419,25 +419,31 @@ long index_lookup(const struct snapshot *s, uint32_t table, const uint8_t dst[16
 	return -ENOENT;
 }
 
+/* Is r's key before k (< k), or not after it (<= k)? */
+static int key_before(const struct route *r, const void *arg)
+{
+	struct order_key m;
+
+	order_key_of(r, &m);
+	return order_key_cmp(&m, arg) < 0;
+}
+
+static int key_not_after(const struct route *r, const void *arg)
+{
+	struct order_key m;
+
+	order_key_of(r, &m);
+	return order_key_cmp(&m, arg) <= 0;
+}
+
 /* First table-relative position whose key is >= k (after = 0) or > k (after = 1). */
 static uint32_t bound(const struct snapshot *s, const struct ix_table *t, const struct order_key *k,
 		      int after)
 {
-	uint32_t lo = 0, hi = t->count;
+	size_t i = snapshot_partition(s, t->first, (size_t)t->first + t->count,
+				      after ? key_not_after : key_before, k);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		struct order_key m;
-		int c;
-
-		order_key_of(pos_route(s, t, mid), &m);
-		c = order_key_cmp(&m, k);
-		if (c < 0 || (after && c == 0))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)(i - t->first);
 }
 
 /*
