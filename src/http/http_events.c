@@ -105,6 +105,7 @@ static const char *const s_fam[2] = { "inet", "inet6" };
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream s_list = { .prev = &s_list, .next = &s_list };
+static long s_nlisted; /* streams in s_list (atomic: read without s_lock by wake_up()) */
 static const void *s_closing[MAX_CLOSING];
 static size_t s_queue = HTTP_EVENTS_QUEUE_DEFAULT;
 static int64_t s_hb_ms = HTTP_EVENTS_HEARTBEAT_DEFAULT * 1000;
@@ -320,6 +321,8 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void unlist_locked(struct stream *st)
 {
+	if (st->next != st)
+		__atomic_sub_fetch(&s_nlisted, 1, __ATOMIC_SEQ_CST);
 	st->prev->next = st->next;
 	st->next->prev = st->prev;
 	st->prev = st->next = st;
@@ -387,6 +390,12 @@ static void wake_up(void)
 {
 	uint64_t one = 1;
 
+	/* no stream listed: nobody to wake (a write and a sweep per publication otherwise).
+	 * The change was recorded before this load (the fence); a stream listed after it
+	 * reads the history itself before it first waits. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&s_nlisted, __ATOMIC_SEQ_CST))
+		return;
 	if (s_evfd >= 0 && write(s_evfd, &one, sizeof(one)) < 0) {
 		/* the counter is full: a wakeup is pending anyway */
 	}
@@ -890,6 +899,7 @@ enum MHD_Result http_ep_events(struct http_req *rq)
 		st->prev = s_list.prev;
 		s_list.prev->next = st;
 		s_list.prev = st;
+		__atomic_add_fetch(&s_nlisted, 1, __ATOMIC_SEQ_CST);
 		s_live[st->listener]++;
 		__atomic_add_fetch(&s_st.open, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&s_st.opened, 1, __ATOMIC_RELAXED);

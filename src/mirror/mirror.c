@@ -2623,6 +2623,15 @@ int mirror_add_segments(struct mirror *m, struct snapshot *s)
 		m->chain = snapshot_chain_get(s->chain);
 	if (!ret && m->chain != s->chain)
 		ret = -EINVAL; /* one mirror, one chain */
+	/* every group's header is read (its sums) and written (the snapshot's reference): ask
+	 * for them all at once, so that their misses overlap instead of coming one by one */
+	for (size_t ti = 0; !ret && ti < m->ntables; ti++)
+		for (uint32_t q = 0; q < m->tables[ti].ngroups; q++)
+			if (m->tables[ti].groups[q].sg) {
+				__builtin_prefetch(m->tables[ti].groups[q].sg, 1);
+				__builtin_prefetch((const char *)m->tables[ti].groups[q].sg + 64,
+						   1);
+			}
 	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
 		struct mtable *t = &m->tables[ti];
 

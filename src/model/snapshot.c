@@ -1206,8 +1206,12 @@ static void snapshot_destroy(struct snapshot *s)
 {
 	struct snapshot_chain *c = s->chain;
 
-	for (size_t q = 0; q < s->ngroups; q++)
+	for (size_t q = 0; q < s->ngroups; q++) {
+		if (q + 8 < s->ngroups)
+			__builtin_prefetch(s->groups[q + 8],
+					   1); /* its header: a miss each otherwise */
 		seggroup_put(s->groups[q]);
+	}
 	seggroup_put(s->pend);
 	for (size_t k = 0; k < s->nown; k++) {
 		if (k + 8 < s->nown)
@@ -1457,6 +1461,11 @@ const struct seggroup *snapshot_group(const struct snapshot *s, size_t q, uint32
 	if (first)
 		*first = s->group_first[q];
 	return s->groups[q];
+}
+
+size_t snapshot_group_nsegs(const struct snapshot *s, size_t q)
+{
+	return s->group_seg0[q + 1] - s->group_seg0[q];
 }
 
 const uint32_t *snapshot_expiring_groups(const struct snapshot *s, size_t *n)

@@ -262,7 +262,7 @@ static int walk_table(struct walk *w, struct cur *ca, struct cur *cb)
 		 * anything of the segments is read: a shared group costs a pointer comparison */
 		if (ca->pos == 0 && cb->pos == 0 && ca->j == 0 && cb->j == 0 && ca->q < ca->qend &&
 		    cb->q < cb->qend && cur_group(ca) == cur_group(cb)) {
-			w->d->skipped += cur_group(ca)->nsegs;
+			w->d->skipped += snapshot_group_nsegs(ca->s, ca->q); /* not its header */
 			ca->q++;
 			cb->q++;
 			continue;

@@ -122,8 +122,11 @@ static void test_random(void **state)
 
 int main(void)
 {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random),
+	};
+
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	log_set_level(LOG_LVL_WARN);
-	return cmocka_run_group_tests((const struct CMUnitTest[]){ cmocka_unit_test(test_random) },
-				      NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
