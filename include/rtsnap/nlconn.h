@@ -57,10 +57,11 @@ int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes);
 ssize_t nlconn_queued(const struct nlconn *c);
 
 /*
- * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
- * Returns its length, 0 for a datagram not from the kernel (ignore it), or a negative errno
- * (-EAGAIN when a non-blocking receive finds nothing, -ENOBUFS when the kernel dropped
- * messages for us).
+ * Receive one datagram into c->buf with one recvmsg() (the buffer holds any datagram the
+ * kernel sends: see nlconn.c). Returns its length, 0 for a datagram not from the kernel
+ * (ignore it), or a negative errno (-EAGAIN when a non-blocking receive finds nothing,
+ * -ENOBUFS when the kernel dropped messages for us, -EMSGSIZE when a datagram did not fit
+ * and was lost: the buffer has grown to its size).
  */
 ssize_t nlconn_recv(struct nlconn *c, int flags);
 

@@ -1210,6 +1210,16 @@ static int drain(struct collector *c, int64_t budget_ms)
 				return 1; /* closed: see watch_saw() */
 			continue;
 		}
+		if (len == -EMSGSIZE) {
+			/* a datagram larger than the buffer (nlconn_recv() says why it should not
+			 * happen) was lost: what it said comes back with a resync */
+			stats_inc(c->st->errors[CERR_RECV]);
+			log_warn("%sa change notification too large to receive was lost; resyncing "
+				 "with a full dump",
+				 FAM(c));
+			schedule_resync(c, TRIGGER_RESYNC, snapshot_now_ms());
+			continue;
+		}
 		if (len < 0) {
 			stats_inc(c->st->errors[CERR_RECV]);
 			return 1;
@@ -1558,7 +1568,8 @@ static int startup_dump(struct collector *c, int take_untrusted, enum collector_
 	while (snapshot_now_ms() < end) {
 		ssize_t len = nlconn_recv(&c->notify, MSG_DONTWAIT);
 
-		if (len == -EAGAIN || len == -EWOULDBLOCK || (len < 0 && len != -ENOBUFS))
+		if (len == -EAGAIN || len == -EWOULDBLOCK ||
+		    (len < 0 && len != -ENOBUFS && len != -EMSGSIZE))
 			break;
 	}
 	if (c->v4) {

@@ -244,7 +244,8 @@ static int events_arrived(struct nlconn *notify)
 		ssize_t len = nlconn_recv(notify, MSG_DONTWAIT);
 
 		any = 1;
-		if (len == -EAGAIN || len == -EWOULDBLOCK || (len < 0 && len != -ENOBUFS))
+		if (len == -EAGAIN || len == -EWOULDBLOCK ||
+		    (len < 0 && len != -ENOBUFS && len != -EMSGSIZE))
 			break;
 	}
 	return any;

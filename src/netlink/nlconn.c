@@ -28,7 +28,7 @@
 
 #define RECV_TIMEOUT_S 10
 #define NOTIFY_RCVBUF (64 << 20)
-#define RECV_BUF_MIN (64 << 10)
+#define RECV_BUF_MIN (128 << 10) /* see nlconn_recv() */
 
 void nlconn_close(struct nlconn *c)
 {
@@ -137,46 +137,37 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode, struct collector_stats 
 }
 
 /*
- * Receive one datagram into c->buf, sized first with MSG_PEEK|MSG_TRUNC so nothing is cut.
- * Returns its length, or a negative errno (-EAGAIN on a non-blocking socket with nothing).
+ * Receive one datagram into c->buf. One recvmsg(): the buffer (RECV_BUF_MIN) holds any
+ * datagram the kernel sends (a dump's are at most 32 KiB; a notification is one message,
+ * whose largest attribute, a multipath route's RTA_MULTIPATH, is at most 64 KiB). Sizing
+ * each datagram first with MSG_PEEK|MSG_TRUNC cost a second system call and a second copy
+ * per notification. Should one still not fit, it is lost: -EMSGSIZE, and the buffer grows to
+ * its size for the next (the caller resyncs). Returns its length, or a negative errno
+ * (-EAGAIN on a non-blocking socket with nothing).
  */
 ssize_t nlconn_recv(struct nlconn *c, int flags)
 {
 	struct sockaddr_nl sa;
-	struct iovec iov;
+	struct iovec iov = { .iov_base = c->buf, .iov_len = c->bufsz };
 	struct msghdr msg = {
 		.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1
 	};
 	ssize_t n;
 
-	for (;;) {
-		iov.iov_base = c->buf;
-		iov.iov_len = c->bufsz;
-		n = recvmsg(c->fd, &msg, MSG_PEEK | MSG_TRUNC | flags);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if ((size_t)n > c->bufsz) {
-			char *p = realloc(c->buf, (size_t)n);
-
-			if (!p)
-				return -ENOMEM;
-			c->buf = p;
-			c->bufsz = (size_t)n;
-		}
-		break;
-	}
-	iov.iov_base = c->buf;
-	iov.iov_len = c->bufsz;
 	do {
-		n = recvmsg(c->fd, &msg, flags);
+		n = recvmsg(c->fd, &msg, MSG_TRUNC | flags); /* MSG_TRUNC: the datagram's size */
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if (msg.msg_flags & MSG_TRUNC)
+	if ((size_t)n > c->bufsz || (msg.msg_flags & MSG_TRUNC)) {
+		char *p = realloc(c->buf, (size_t)n);
+
+		if (p) {
+			c->buf = p;
+			c->bufsz = (size_t)n;
+		}
 		return -EMSGSIZE;
+	}
 	if (sa.nl_pid != 0)
 		return 0; /* not from the kernel: ignore the datagram */
 	return n;
