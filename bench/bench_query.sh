@@ -42,10 +42,11 @@ emit() {
 # ---- in-process helper: collect once in the namespace, time what the query API adds ----
 HELPER=$BENCH_TMP/bench_query_helper
 cat >"$BENCH_TMP/bench_query_helper.c" <<'EOF'
-/* bench_query_helper: one collection in the current namespace, then: index build and JSON
- * pre-render (each rebuilt 3 times, best kept), index bytes, in-process lookups, and the
- * expiry timer's work: the next deadline from the expiring index (what collector.c does on
- * every wakeup) and rendering /expiring. Prints "key value" lines. */
+/* bench_query_helper: one collection in the current namespace, then: the lookup index
+ * rebuilt (3 times, best kept), its bytes, in-process lookups, and the expiry timer's work:
+ * the next deadline from the expiring index (what collector.c does on every wakeup) and
+ * rendering /expiring. Prints "key value" lines. (The JSON is rendered with each segment
+ * now, as it is built: no separate pre-render to time.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,8 @@ cat >"$BENCH_TMP/bench_query_helper.c" <<'EOF'
 #include "rtsnap/collector.h"
 #include "rtsnap/index.h"
 #include "rtsnap/query.h"
-#include "rtsnap/render.h"
+#include "rtsnap/snapshot.h"
+#include "rtsnap/strbuf.h"
 
 static double now(void)
 {
@@ -64,56 +66,53 @@ static double now(void)
 }
 
 /* what collector.c's next_expiry() does: a binary search in the deadline-ordered index */
-static int64_t next_expiry(const struct snapshot *s)
+static int64_t next_expiry(const struct snapshot *s, int64_t t_ms)
 {
-	size_t k = snapshot_expiring_after(s, s->taken_mono_ms);
+	size_t k = snapshot_expiring_after(s, t_ms);
 
-	return k < s->nexpiring ? s->routes[s->expiring[k]].expires_ms : 0;
+	return k < snapshot_nexpiring(s) ? snapshot_route(s, snapshot_expiring(s)[k])->expires_ms
+					 : 0;
 }
 
 int main(void)
 {
 	struct snapshot *s = NULL;
+	struct snapshot_views *v;
 	double t0 = now(), best, t;
 	volatile int64_t sink = 0;
 	uint64_t rng = 88172645463325252ull;
 	long hits = 0;
 	const long nlook = 2000000;
+	size_t n;
+	int64_t taken;
 
 	if (collector_collect_once(&s)) {
 		fprintf(stderr, "collect failed\n");
 		return 1;
 	}
-	printf("collect_s %.3f\nrecords %zu\nexpiring %zu\n", now() - t0, s->nroutes, s->nexpiring);
+	n = snapshot_nroutes(s);
+	taken = snapshot_taken_mono_ms(s);
+	printf("collect_s %.3f\nrecords %zu\nexpiring %zu\n", now() - t0, n, snapshot_nexpiring(s));
+	v = snapshot_views(s);
 	best = 1e9;
 	for (int k = 0; k < 3; k++) {
-		index_free(s->lookup);
-		s->lookup = NULL;
+		index_free(v->lookup);
+		v->lookup = NULL;
 		t = now();
 		if (index_build(s))
 			return 1;
 		t = now() - t;
 		best = t < best ? t : best;
 	}
-	printf("index_s %.4f\nindex_bytes %zu\n", best, index_bytes(s->lookup));
-	best = 1e9;
-	for (int k = 0; k < 3; k++) {
-		render_json_free(s->json);
-		s->json = NULL;
-		t = now();
-		if (render_json_build(s))
-			return 1;
-		t = now() - t;
-		best = t < best ? t : best;
-	}
-	printf("json_s %.4f\n", best);
+	printf("index_s %.4f\nindex_bytes %zu\njson_s -\n", best, index_bytes(v->lookup));
 	t = now();
 	for (long k = 0; k < nlook; k++) {
 		uint8_t a[16];
 		const struct route *r;
+		long i;
 
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-		r = &s->routes[rng % s->nroutes];
+		r = snapshot_route(s, rng % n);
 		memcpy(a, r->dst, 16);
 		for (int b = r->dst_len; b < 128; b++) /* random host bits */
 			if ((rng >> (b % 61)) & 1)
@@ -122,26 +121,21 @@ int main(void)
 			a[0] = 0x24 | (uint8_t)(rng >> 40 & 3);
 			a[1] = (uint8_t)(rng >> 48);
 		}
-		{
-			long i = index_lookup(s, k & 1 ? 254 : r->table, a, NULL, s->taken_mono_ms);
-
-			hits += i >= 0 && s->routes[i].dst_len > 0; /* more specific than ::/0 */
-		}
+		i = index_lookup(s, k & 1 ? 254 : r->table, a, NULL, taken);
+		hits += i >= 0 && snapshot_route(s, (size_t)i)->dst_len > 0; /* not ::/0 */
 	}
 	t = now() - t;
 	printf("lookup_ns %.0f\nlookup_hits %.3f\n", t / nlook * 1e9, (double)hits / nlook);
 	t = now();
-	for (long k = 0; k < 10000000; k++) {
-		s->taken_mono_ms += k & 1; /* keep the compiler honest */
-		sink += next_expiry(s);
-	}
+	for (long k = 0; k < 10000000; k++)
+		sink += next_expiry(s, taken + (k & 1)); /* keep the compiler honest */
 	t = now() - t;
 	printf("timer_ns %.1f\n", t / 10000000 * 1e9);
 	t = now();
 	for (long k = 0; k < 20000; k++) {
 		struct strbuf sb = { 0 };
 
-		query_render_expiring(s, s->taken_mono_ms, &sb);
+		query_render_expiring(s, taken, &sb);
 		sink += (int64_t)sb.len;
 		strbuf_free(&sb);
 	}
@@ -151,11 +145,11 @@ int main(void)
 	return sink == 42;
 }
 EOF
-objs=$(ls -r "$BENCH_ROOT"/build/lib/librtsnap-*.a)
+objs=$(ls "$BENCH_ROOT"/build/lib/librtsnap-*.a)
 # shellcheck disable=SC2046,SC2086
 ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$BENCH_ROOT/include" \
 	$(pkg-config --cflags libnl-3.0 libmicrohttpd jansson liburcu-bp zlib) \
-	-o "$HELPER" "$BENCH_TMP/bench_query_helper.c" $objs \
+	-o "$HELPER" "$BENCH_TMP/bench_query_helper.c" -Wl,--start-group $objs -Wl,--end-group \
 	$(pkg-config --libs libnl-3.0 libmicrohttpd jansson liburcu-bp zlib) -lpthread ||
 	bench_die "cannot build the helper (make first)"
 
