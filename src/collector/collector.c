@@ -57,6 +57,7 @@
 #include "rtsnap/builder.h"
 #include "rtsnap/cloop.h"
 #include "rtsnap/collector.h"
+#include "rtsnap/costfit.h"
 #include "rtsnap/dump4.h"
 #include "rtsnap/events.h"
 #include "rtsnap/full4.h"
@@ -196,6 +197,7 @@ struct collector {
 	int64_t dirty_since_us; /* the same, in microseconds */
 	struct mirror_delta delta;
 	int64_t next_pub_us;	      /* under churn, no publication before this (see publish()) */
+	struct costfit pace;	      /* what a publication costs: its fixed part (publish()) */
 	int64_t overflow_deadline_ms; /* the overflow resync runs by then at the latest */
 	int64_t fail_until_ms;
 
@@ -2041,23 +2043,27 @@ static int publish(struct collector *c, enum collector_trigger why)
 	snapshot_release(prev);
 	/*
 	 * Pacing. A change that finds the collector idle is published at once (publish_at()).
-	 * Under sustained churn the next publication waits thirty-nine times what this one
-	 * cost (building, the swap, retiring the old snapshot, the change stream's diff), so
-	 * publishing takes at most a fortieth of a core, but never longer than the latency
-	 * bound (--debounce-ms): a publication's cost grows with the changes it gathers, so an
-	 * unbounded factor would feed on itself under heavy churn. And never less than the cost
-	 * itself, so publishing never takes more than half of the collector's time. Nor less
-	 * than PUBLISH_MIN_WAIT_US: at a few tens of microseconds a publication (1 000 000 routes,
-	 * groups of segments) the factor alone published 430 times a second at 1 000 changes/s,
-	 * and what a publication costs beside its build (waking, the grace period's barriers, the
-	 * change stream) made that 4 % of a core.
+	 * Under sustained churn the next publication waits thirty-nine times the fixed part of
+	 * a publication's cost (walking the groups, the swap and its grace period, the change
+	 * stream's walk), so that part takes at most a fortieth of a core. The part in
+	 * proportion to the segments built is paid whether changes come one by one or
+	 * together, so waiting longer does not save it: pacing on the whole cost stretched the
+	 * wait whenever segments cost more (a full dump beside the collector thrashing the
+	 * caches: 4 ms became 20-30 ms) and after any one costly publication. The fixed part is
+	 * fitted over the recent publications (costfit.h). The wait is never longer than the
+	 * latency bound (--debounce-ms), never shorter than the cost itself (publishing never
+	 * takes more than half of the collector's time), nor than PUBLISH_MIN_WAIT_US: at a few
+	 * tens of microseconds a publication (1 000 000 routes, groups of segments) the factor
+	 * alone published 430 times a second at 1 000 changes/s, and what a publication costs
+	 * beside its build (waking, the grace period's barriers) made that 4 % of a core.
 	 */
 	{
 		/* the cost is the CPU the collector spent (a busy machine that preempts it must not
 		 * stretch the wait to the bound) */
 		int64_t end = now_us(), cost_us = thread_cpu_us() - cpu0, wait_us;
 
-		wait_us = PUBLISH_WAIT_FACTOR * cost_us;
+		costfit_add(&c->pace, (double)snapshot_segs_built(s), (double)cost_us);
+		wait_us = (int64_t)(PUBLISH_WAIT_FACTOR * costfit_fixed(&c->pace));
 		if (wait_us < PUBLISH_MIN_WAIT_US)
 			wait_us = PUBLISH_MIN_WAIT_US;
 		if (wait_us > (int64_t)c->opts.debounce_ms * 1000)
@@ -2183,6 +2189,17 @@ static int64_t publish_at(const struct collector *c)
 }
 
 /*
+ * Until when the notification socket may be left unread (0: not at all). With changes pending,
+ * until their publication; without, until the pacing of the last one is over: a change that
+ * arrives meanwhile would wait for that anyway (publish_at()), so reading it as it comes
+ * would only cost a wake-up (and two epoll_ctl()s) per publication under churn.
+ */
+static int64_t hold_until(const struct collector *c)
+{
+	return c->dirty ? publish_at(c) : c->next_pub_us;
+}
+
+/*
  * The loop's half of a pass (cloop.h): what this collector waits for, and until when. The
  * evfd (a resync asked for, a resync's dump done) always; the notification socket unless
  * what arrives is left to gather until the publication due soon (hold). Opens nothing.
@@ -2220,11 +2237,13 @@ static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 	wake_us = wake == INT64_MAX ? INT64_MAX : wake * 1000;
 	if (c->dirty && publish_at(c) < wake_us)
 		wake_us = publish_at(c);
-	/* a publication is due soon (under churn: the pacing above): let what arrives
-	 * meanwhile gather in the socket and read it all then, rather than waking for
-	 * every message, if the buffer can hold that long */
-	c->hold = c->dirty && publish_at(c) > nus && publish_at(c) - nus <= HOLD_MAX_MS * 1000 &&
+	/* a publication is due soon, or the last one's pacing is not over (under churn): let
+	 * what arrives meanwhile gather in the socket and read it all then, rather than waking
+	 * for every message, if the buffer can hold that long */
+	c->hold = hold_until(c) > nus && hold_until(c) - nus <= HOLD_MAX_MS * 1000 &&
 		  c->notify.rcvbuf >= HOLD_RCVBUF_MIN;
+	if (c->hold && hold_until(c) < wake_us)
+		wake_us = hold_until(c);
 	/* a merge applies notifications as they come: the sooner one is read, the sooner
 	 * the merge knows not to undo it */
 	if (c->adopting)
@@ -2261,7 +2280,7 @@ static void coll_step(void *arg, struct pollfd pfd[2])
 		pfd[1].revents = 0;
 	}
 	if (c->hold)
-		pfd[1].revents = now_us() >= publish_at(c) ? POLLIN : 0;
+		pfd[1].revents = now_us() >= hold_until(c) ? POLLIN : 0;
 	/* an overflow (POLLERR) is read as one */
 	if (pfd[1].revents == POLLIN && storm_check(c))
 		on_overflow(c, 1);
