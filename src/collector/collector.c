@@ -1181,6 +1181,9 @@ static int storm_check(struct collector *c)
 
 	if (c->overrun || !c->m_valid || !c->m)
 		return 0;
+	/* a storm the buffer cannot hold (a large table) overflows it first: no need to ask */
+	if ((uint64_t)(mirror_routes(c->m) / 4) * STORM_MSG_BYTES > 2 * (uint64_t)c->notify.rcvbuf)
+		return 0;
 	q = nlconn_queued(&c->notify);
 	if (q < (ssize_t)STORM_QUEUED_MIN || (size_t)q / STORM_MSG_BYTES <= mirror_routes(c->m) / 4)
 		return 0;
