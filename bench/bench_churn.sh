@@ -3,10 +3,14 @@
 #
 # Three parts, each a markdown table on stdout (details on stderr):
 #   churn  at N routes (ROUTES) and R changes/s (RATES), for T seconds each:
-#          a probe route added every 0.5 s, time until /routes/lookup answers
+#          a probe route added every 0.5 s (on average: the gaps are
+#          drawn from 0.25-0.75 s), time until /routes/lookup answers
 #          with it (p50, p99, max); rtsnapd CPU (user, system); full and
 #          targeted dumps; publications; RSS per route (VmRSS, VmHWM);
-#          the churn rate achieved.
+#          the churn rate achieved. When RATES has 0, a second table: the
+#          floor, the same probe cadence answered by a bare listener thread
+#          (nlload -L) before any rtsnapd runs, i.e. what the kernel and the
+#          machine alone cost before a reader can see a change.
 #   seed   seed 000's test: one `ip -6 -batch` per CPU, SEED_ROUTES routes
 #          each into its own table, in parallel, in a fresh namespace; wall
 #          time without and with rtsnapd running there, best of SEED_RUNS
@@ -49,7 +53,7 @@
 #                another directory, e.g. VARIANTS="base=/tmp/base/build/rtsnapd
 #                --interval 30; new=build/rtsnapd --interval 30")
 #   ROUNDS       churn part: rounds of the variants [1]
-#   PROBE_POLL_MS  how often a probe polls /routes/lookup, ms (fractions allowed) [2]
+#   PROBE_POLL_MS  how often a probe polls /routes/lookup, ms (fractions allowed) [0.5]
 #   PORT         rtsnapd's port on [::1] inside the namespaces [9816]
 #   READY_TIMEOUT  seconds to wait for rtsnapd to count every route [600]
 #   PROBE_TIMEOUT  ms a probe may take before it counts as not seen [10000]
@@ -75,7 +79,7 @@ PORT=${PORT:-9816}
 URL="http://[::1]:$PORT"
 READY_TIMEOUT=${READY_TIMEOUT:-600}
 PROBE_TIMEOUT=${PROBE_TIMEOUT:-10000}
-PROBE_POLL_MS=${PROBE_POLL_MS:-2}
+PROBE_POLL_MS=${PROBE_POLL_MS:-0.5}
 ROUNDS=${ROUNDS:-1}
 VARIANTS=${VARIANTS:-"new=$RTSNAPD $RTSNAPD_ARGS"}
 OUT=${OUT:-}
@@ -193,6 +197,21 @@ header() {
 
 # ---------------------------------------------------------------- part 1: churn
 
+# floor_window NS N: the floor (nlload -L) for T seconds at the probes' cadence on NS before
+# any rtsnapd runs there; appends a row to FLOOR_ROWS.
+FLOOR_ROWS=()
+floor_window() {
+	local ns=$1 n=$2 out=$BENCH_TMP/floor.out p50 p99 max seen to
+	ip netns exec "$ns" "$NLLOAD" -L -T "$T" -k $((w * 100000)) -x "$PROBE_TIMEOUT" \
+		>"$out" 2>/dev/null
+	w=$((w + 1))
+	read -r p50 p99 max seen to < <(bench_percentiles "$out" floor)
+	# a listener that ran before the writer saw its ack reads negative: count those
+	local early
+	early=$(awk '$1 == "floor" && $4 ~ /^-/ { k++ } END { print k + 0 }' "$out")
+	FLOOR_ROWS+=("| $n | $((seen + to)) | $p50 | $p99 | $max | $early | $to |")
+}
+
 churn_part() {
 	local n ns kernel rate w=0 i round v name bin
 	local -a variants
@@ -203,7 +222,7 @@ churn_part() {
 		bin=${bin%% *}
 		[ -x "$bin" ] || bench_die "VARIANTS: no executable '$bin' in '$v'"
 	done
-	header "churn (T=${T}s per rate, probe every 0.5 s polled every ${PROBE_POLL_MS} ms; variants: $VARIANTS)"
+	header "churn (T=${T}s per rate, probe every 0.5 s on average, polled every ${PROBE_POLL_MS} ms; variants: $VARIANTS)"
 	emit "| build | round | routes | churn/s asked | achieved | probes | visible p50 ms | p99 ms | max ms | CPU user % | CPU sys % | full dumps | targeted dumps | publications | build ms (mean) | RSS B/route | peak B/route |"
 	emit "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for n in $ROUTES; do
@@ -218,6 +237,7 @@ churn_part() {
 		kernel=$(bench_count_routes "$ns")
 		bench_gen_routes "$n" >"$BENCH_TMP/churn-routes.txt"
 		bench_log "churn N=$n: loaded in ${BENCH_LOAD_SECONDS}s, kernel lists $kernel"
+		case " $RATES " in *" 0 "*) floor_window "$ns" "$n" ;; esac
 		for ((round = 1; round <= ROUNDS; round++)); do
 			for v in "${variants[@]}"; do
 				v=${v#"${v%%[![:space:]]*}"}
@@ -230,6 +250,17 @@ churn_part() {
 		bench_ns_delete "$ns"
 		bench_settle
 	done
+	[ "${#FLOOR_ROWS[@]}" -gt 0 ] || return 0
+	emit ""
+	emit "Floor: a probe route every 0.5 s on average, time from the kernel's ack until a bare listener thread (nlload -L) returns from recv() with its notification, while the writer spins; no rtsnapd running."
+	emit ""
+	emit "| routes | probes | woken p50 ms | p99 ms | max ms | before the ack | timeouts |"
+	emit "|---:|---:|---:|---:|---:|---:|---:|"
+	local row
+	for row in "${FLOOR_ROWS[@]}"; do
+		emit "$row"
+	done
+	FLOOR_ROWS=()
 }
 
 # churn_variant N NS KERNEL_ROUTES NAME ROUND BINARY [OPTION...]: one daemon through every

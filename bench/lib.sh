@@ -360,7 +360,7 @@ bench_ratio() {
 # "WORD K NAME timeout" in FILE (WORD: probe, nlload's probe lines, by default; nearest rank;
 # "n/a" when none was seen).
 bench_percentiles() {
-	awk -v w="${2:-probe}" '$1 == w && NF == 4 { if ($4 ~ /^[0-9.]+$/) print $4; else print "x" }' "$1" |
+	awk -v w="${2:-probe}" '$1 == w && NF == 4 { if ($4 ~ /^-?[0-9.]+$/) print $4; else print "x" }' "$1" |
 		sort -g | awk '
 		$1 == "x" { to++; next }
 		{ v[++n] = $1 }

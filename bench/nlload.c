@@ -33,7 +33,8 @@
  *
  *   nlload -p PORT -T SECONDS [-i INTERVAL_MS] [-w POLL_MS] [-x TIMEOUT_MS]
  *          [-k FIRST] [-D DEV]
- *     probe: every INTERVAL_MS (500) adds a fresh route 2001:db8:a000::/36 + k
+ *     probe: every INTERVAL_MS (500; each gap drawn from 0.5-1.5 times it, see
+ *     probe_gap()) adds a fresh route 2001:db8:a000::/36 + k
  *     (a /64, dev DEV, default d0, table main) and polls
  *     http://[::1]:PORT/routes/lookup?addr=<prefix>::1 on one keep-alive
  *     connection every POLL_MS (2; fractions allowed, at least 0.1) until the answer is
@@ -54,6 +55,16 @@
  *     Prints one line per probe and client, "event K CLIENT MS" or
  *     "event K CLIENT timeout", MS from the kernel's ack, then
  *     "events clients N bytes B closed C" (streams the server ended).
+ *
+ *   nlload -L -T SECONDS [-i INTERVAL_MS] [-x TIMEOUT_MS] [-k FIRST] [-D DEV]
+ *     floor: what the machine alone costs a probe. A thread of nlload blocks in
+ *     recv() on a socket joined to the IPv6 route notifications; every
+ *     INTERVAL_MS (500) a probe route is added as -p adds it, and the adding
+ *     thread spins (as a polling probe keeps its CPU busy) until that thread
+ *     has received the route's notification, at most TIMEOUT_MS. Prints
+ *     "floor K PREFIX MS" (or "floor K PREFIX timeout"), MS from the kernel's
+ *     ack to the listener's return from recv(): negative when the listener ran
+ *     before the writer saw its ack.
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
@@ -61,6 +72,7 @@
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <linux/rtnetlink.h>
@@ -310,6 +322,23 @@ static void sleep_until(double t)
 		;
 }
 
+/*
+ * The spacing of probes: INTERVAL_MS on average, drawn uniformly from half to one and a half
+ * times it. Evenly spaced probes lock in phase with whatever the machine does periodically
+ * (a kdamond sampling every 500 ms on the VMs this was measured on made every other probe of
+ * a 500 ms cadence wait 2-3 ms for its reader's wake-up, and none at other cadences).
+ */
+static uint64_t s_jit = 0x853c49e6748fea9bULL;
+
+static double probe_gap(unsigned interval_ms)
+{
+	s_jit ^= s_jit >> 12;
+	s_jit ^= s_jit << 25;
+	s_jit ^= s_jit >> 27;
+	return interval_ms / 1000.0 *
+	       (0.5 + (double)((s_jit * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0);
+}
+
 /* ------------------------------------------------------------ churn mode */
 
 static uint64_t s_rng = 0x9e3779b97f4a7c15ULL;
@@ -428,6 +457,112 @@ static int churn(double rate, double seconds)
 	return s_errors ? 1 : 0;
 }
 
+/* ------------------------------------------------------------ floor mode */
+
+static int s_lfd = -1;			 /* the listener's socket */
+static struct in6_addr s_want;		 /* the probe route it waits for (main writes) */
+static unsigned long s_want_gen, s_seen_gen; /* atomics: asked for, seen */
+static double s_seen_at;		 /* when it was seen (before s_seen_gen is stored) */
+
+/* Whether the datagram buf[0..len) announces the route to want/64. */
+static int announces(const char *buf, size_t len, const struct in6_addr *want)
+{
+	for (const struct nlmsghdr *h = (const void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		const struct rtmsg *rtm = NLMSG_DATA(h);
+		size_t alen;
+
+		if (h->nlmsg_type != RTM_NEWROUTE || rtm->rtm_dst_len != 64)
+			continue;
+		alen = RTM_PAYLOAD(h);
+		for (const struct rtattr *a = RTM_RTA(rtm); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == RTA_DST && RTA_PAYLOAD(a) == 16 &&
+			    !memcmp(RTA_DATA(a), want, 16))
+				return 1;
+	}
+	return 0;
+}
+
+static void *listener(void *arg)
+{
+	static char buf[BUFSZ];
+
+	(void)arg;
+	for (;;) {
+		ssize_t r = recv(s_lfd, buf, sizeof(buf), 0);
+		double t = now_s();
+		unsigned long g = __atomic_load_n(&s_want_gen, __ATOMIC_ACQUIRE);
+		struct in6_addr want;
+
+		if (r < 0 && errno != EINTR && errno != ENOBUFS)
+			return NULL;
+		if (r <= 0 || g == __atomic_load_n(&s_seen_gen, __ATOMIC_RELAXED))
+			continue;
+		memcpy(&want, &s_want, sizeof(want));
+		if (announces(buf, (size_t)r, &want)) {
+			s_seen_at = t;
+			__atomic_store_n(&s_seen_gen, g, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+static int floor_probe(double seconds, unsigned interval_ms, unsigned timeout_ms,
+		       unsigned long first, const char *dev)
+{
+	const unsigned flags_add = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct route r = { .family = AF_INET6, .plen = 64, .type = RTN_UNICAST,
+			   .table = RT_TABLE_MAIN };
+	unsigned group = RTNLGRP_IPV6_ROUTE;
+	unsigned long k = first, done = 0, late = 0;
+	char pfx[INET6_ADDRSTRLEN];
+	pthread_t th;
+
+	r.ifidx = if_nametoindex(dev);
+	if (!r.ifidx) {
+		fprintf(stderr, "nlload: floor: no device %s\n", dev);
+		return 2;
+	}
+	s_lfd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (s_lfd < 0 || bind(s_lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(s_lfd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0 ||
+	    pthread_create(&th, NULL, listener, NULL)) {
+		perror("nlload: floor: listener");
+		return 2;
+	}
+	double t0 = now_s(), end = t0 + seconds;
+	double at = t0;
+	for (unsigned long p = 0; at < end; p++, k++, at += probe_gap(interval_ms)) {
+		sleep_until(at);
+		probe_prefix(&r.dst, k);
+		inet_ntop(AF_INET6, &r.dst, pfx, sizeof(pfx));
+		memcpy(&s_want, &r.dst, sizeof(s_want));
+		__atomic_store_n(&s_want_gen, p + 1, __ATOMIC_RELEASE);
+
+		unsigned long before = s_errors;
+		put_route(RTM_NEWROUTE, flags_add, &r, 1);
+		flush();
+		double ta = now_s(), t = ta;
+		if (s_errors != before) {
+			printf("floor %lu %s/64 add-failed\n", k, pfx);
+			continue;
+		}
+		while (__atomic_load_n(&s_seen_gen, __ATOMIC_ACQUIRE) != p + 1 &&
+		       (t = now_s()) - ta < timeout_ms / 1000.0)
+			;
+		if (__atomic_load_n(&s_seen_gen, __ATOMIC_ACQUIRE) == p + 1)
+			printf("floor %lu %s/64 %.3f\n", k, pfx, (s_seen_at - ta) * 1000.0);
+		else {
+			printf("floor %lu %s/64 timeout\n", k, pfx);
+			late++;
+		}
+		fflush(stdout);
+		done++;
+	}
+	sleep_until(end);
+	fprintf(stderr, "nlload: floor probes %lu timeouts %lu\n", done, late);
+	return 0;
+}
+
 /* ------------------------------------------------------------ probe mode */
 
 /* One GET on a keep-alive connection to [::1]:port (reconnecting when
@@ -502,8 +637,9 @@ static int probe(unsigned port, double seconds, unsigned interval_ms, double pol
 		return 2;
 	}
 	double t0 = now_s(), end = t0 + seconds;
-	for (unsigned long p = 0; t0 + (double)p * interval_ms / 1000.0 < end; p++, k++) {
-		sleep_until(t0 + (double)p * interval_ms / 1000.0);
+	double at = t0;
+	for (unsigned long p = 0; at < end; p++, k++, at += probe_gap(interval_ms)) {
+		sleep_until(at);
 		if (v4) { /* 10.200.0.0 + k, a host route: ip -j prints it without /32 */
 			uint32_t a = htonl(0x0ac80000u + (uint32_t)(k & 0xffff));
 
@@ -676,7 +812,7 @@ static int events(unsigned nclients, unsigned port, double seconds, unsigned int
 			if (s_errors == before)
 				s_npat++;
 			k++;
-			next_probe += interval_ms / 1000.0;
+			next_probe += probe_gap(interval_ms);
 		}
 		if (next_probe >= 0 && t >= end) {
 			/* the window is over: wait for the last probes, at most the timeout */
@@ -755,10 +891,14 @@ int main(int argc, char **argv)
 	int opt;
 
 	unsigned nclients = 0;
-	int ev_mode = 0, v4 = 0;
+	int ev_mode = 0, v4 = 0, floor_mode = 0;
 
-	while ((opt = getopt(argc, argv, "4rb:c:T:s:p:i:w:x:k:D:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "4Lrb:c:T:s:p:i:w:x:k:D:e:")) != -1) {
 		if (opt == '4')
+			v4 = 1;
+		else if (opt == 'L')
+			floor_mode = 1;
+		else if (opt == '4')
 			v4 = 1;
 		else if (opt == 'r')
 			flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
@@ -794,7 +934,8 @@ int main(int argc, char **argv)
 			    "       nlload -p PORT -T SECONDS [-4] [-i MS] [-w MS] [-x MS] [-k FIRST] "
 			    "[-D DEV]\n"
 			    "       nlload -e CLIENTS -p PORT -T SECONDS [-i MS] [-x MS] [-k FIRST] "
-			    "[-D DEV]\n");
+			    "[-D DEV]\n"
+			    "       nlload -L -T SECONDS [-i MS] [-x MS] [-k FIRST] [-D DEV]\n");
 			return 2;
 		}
 	}
@@ -809,6 +950,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (rate > 0)
 		return churn(rate, seconds);
+	if (floor_mode)
+		return floor_probe(seconds, interval_ms, timeout_ms, first, dev);
 	if (ev_mode && port)
 		return events(nclients, port, seconds, interval_ms, timeout_ms, first, dev);
 	if (port)
