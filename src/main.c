@@ -60,14 +60,14 @@ static volatile sig_atomic_t s_quit, s_reload;
  * 15), on 2 MiB pages a tenth of that, for the same RSS within 1 %. RTSNAP_MALLOC_HUGEPAGES=0,
  * or a GLIBC_TUNABLES that names the tunable, keeps the heap as it is; nothing is done under
  * valgrind (whose allocator is its own), with the kernel's "always" (huge pages already) or
- * "never", or when /proc/self/exe cannot be executed.
+ * "never", or when the program's file cannot be executed again (gone since it started).
  */
 static void heap_on_huge_pages(char **argv)
 {
 	static const char tunable[] = "glibc.malloc.hugetlb=1";
 	const char *old = getenv("GLIBC_TUNABLES"), *opt = getenv("RTSNAP_MALLOC_HUGEPAGES");
 	const char *pre = getenv("LD_PRELOAD");
-	char mode[128], *env;
+	char mode[128], path[PATH_MAX], *env;
 	FILE *f;
 	size_t n = 0;
 
@@ -88,8 +88,14 @@ static void heap_on_huge_pages(char **argv)
 	} else if (!(env = strdup(tunable))) {
 		return;
 	}
-	if (setenv("GLIBC_TUNABLES", env, 1) == 0)
-		execv("/proc/self/exe", argv);
+	/* by its own path, not /proc/self/exe: the process is named after the file it runs
+	 * (ps, pgrep, pidof), and "exe" is no name for it */
+	n = (size_t)readlink("/proc/self/exe", path, sizeof(path) - 1);
+	if (n < sizeof(path) - 1) {
+		path[n] = '\0';
+		if (!strstr(path, " (deleted)") && setenv("GLIBC_TUNABLES", env, 1) == 0)
+			execv(path, argv);
+	}
 	/* not executed: on as before, on small pages */
 	if (old)
 		setenv("GLIBC_TUNABLES", old, 1);

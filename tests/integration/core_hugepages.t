@@ -1,7 +1,7 @@
 #!/bin/bash
 # The heap on transparent huge pages: where the kernel gives them only to memory that asks
 # (transparent_hugepage "madvise"), rtsnapd restarts itself once with glibc.malloc.hugetlb=1
-# (same process, same pid), its heap then holds huge pages, and what it serves is unchanged;
+# (same process, same pid, same name), its heap then holds huge pages, and what it serves is unchanged;
 # RTSNAP_MALLOC_HUGEPAGES=0 keeps the heap on small pages. A sanitizer's allocator is its own:
 # the huge-page counts are then not asserted.
 . "$(dirname "$0")/../lib/common.sh"
@@ -44,6 +44,8 @@ for run in on off; do
 	tap_diag "$run: $(tr -s ' \n' ' ' <"/proc/$pid/smaps_rollup" | grep -Eo 'Rss: [0-9]+ kB|AnonHugePages: [0-9]+ kB' | tr '\n' ' ')"
 	if [ "$run" = on ]; then
 		tap_is "$(tunables "$pid")" glibc.malloc.hugetlb=1 "on: the same process runs with glibc.malloc.hugetlb=1"
+		tap_is "$(cat "/proc/$pid/comm")" "$(basename "$(readlink -f "$RTSNAPD")" | cut -c1-15)" \
+			"on: the process keeps its name (ps, pgrep, pidof)"
 		if [ -n "$sanitized" ]; then
 			tap_skip "on: a sanitizer's allocator: huge pages not asserted"
 		else
