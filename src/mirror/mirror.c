@@ -132,6 +132,13 @@ struct mtable {
 	uint32_t ngroups, gcap;
 	struct segment *ph;   /* its placeholder row (one reference), while it has no ::/0 */
 	struct seggroup *phg; /* ph as a group (one reference) */
+	struct mguide *guide; /* the chunks' last addresses, for bound() (see guide_build()) */
+	uint32_t nguide, guide_cap;
+};
+
+/* A chunk's last record's address (order_key a_hi, a_lo): an entry of a table's guide. */
+struct mguide {
+	uint64_t hi, lo;
 };
 
 /*
@@ -515,6 +522,109 @@ static int mg_check(struct mtable *t)
 	return mg_reset(t);
 }
 
+/*
+ * ---- the search guide (struct mtable.guide) ----
+ *
+ * bound() looks for a key among a table's chunks by their last records. Read through the
+ * chunks, each step of that search is a cache miss or two (a chunk header), some fourteen of
+ * them per notification at a million routes. The guide holds the address of each chunk's last
+ * record in one dense array, whose upper levels stay in the cache, so that the search reads
+ * the array and then only the chunk it lands on and the one before. It is only a guide:
+ * bound() checks where it lands against the chunks themselves, steps from there and refreshes
+ * what it read, and searches the chunks as before when that does not settle it. An entry a
+ * change left behind (a chunk's last record added or removed) therefore costs a step, never a
+ * wrong position. It is kept in step where chunks come and go, built whole when its length
+ * differs from the chunks' (after a dump's chunks were adopted), and not used for small
+ * tables or without the memory for it.
+ */
+#ifdef RTSNAP_POISON
+#define GUIDE_MIN 2 /* the checking builds use it on every table, and check it (bound()) */
+#else
+#define GUIDE_MIN 64 /* chunks: fewer are searched through the chunks */
+#endif
+#define GUIDE_STEPS 4 /* steps from where the guide lands before the search through the chunks */
+
+static const struct order_key *chunk_last(struct mchunk *ch);
+
+static void guide_free(struct mtable *t)
+{
+	free(t->guide);
+	t->guide = NULL;
+	t->nguide = t->guide_cap = 0;
+}
+
+/* Entry c from chunk c itself (it has records). */
+static void guide_set(struct mtable *t, uint32_t c)
+{
+	const struct order_key *l = chunk_last(t->chunks[c]);
+
+	t->guide[c] = (struct mguide){ l->a_hi, l->a_lo };
+}
+
+/* The guide made for t's chunks as they are. 0 or -ENOMEM (then it is left unused). */
+static int guide_build(struct mtable *t)
+{
+	if (t->guide_cap < t->nchunks) {
+		uint32_t cap = t->nchunks + t->nchunks / 8 + 16;
+		struct mguide *g = realloc(t->guide, (size_t)cap * sizeof(*g));
+
+		if (!g) {
+			t->nguide = 0;
+			return -ENOMEM;
+		}
+		t->guide = g;
+		t->guide_cap = cap;
+	}
+	for (uint32_t c = 0; c < t->nchunks; c++) {
+		if (c + 8 < t->nchunks)
+			__builtin_prefetch(&t->chunks[c + 8]->last);
+		guide_set(t, c);
+	}
+	t->nguide = t->nchunks;
+	return 0;
+}
+
+/* A chunk was inserted at c (t->nchunks counts it). Its entry and the one before it are set
+ * when they have records (a split changed the chunk before), else copied from a neighbour:
+ * an entry a little off costs bound() a step. */
+static void guide_insert(struct mtable *t, uint32_t c)
+{
+	if (!t->guide || t->nguide + 1 != t->nchunks) {
+		t->nguide = 0; /* built again when needed */
+		return;
+	}
+	if (t->guide_cap < t->nchunks) {
+		uint32_t cap = t->guide_cap + t->guide_cap / 8 + 16;
+		struct mguide *g = realloc(t->guide, (size_t)cap * sizeof(*g));
+
+		if (!g) {
+			t->nguide = 0;
+			return;
+		}
+		t->guide = g;
+		t->guide_cap = cap;
+	}
+	memmove(&t->guide[c + 1], &t->guide[c], (t->nguide - c) * sizeof(*t->guide));
+	t->nguide++;
+	if (t->chunks[c]->n)
+		guide_set(t, c);
+	else
+		t->guide[c] = c ? t->guide[c - 1] : (struct mguide){ 0, 0 };
+	if (c && t->chunks[c - 1]->n)
+		guide_set(t, c - 1);
+}
+
+/* The chunk at c was removed (t->nchunks no longer counts it). */
+static void guide_remove(struct mtable *t, uint32_t c)
+{
+	if (!t->guide || t->nguide != t->nchunks + 1) {
+		t->nguide = 0;
+		return;
+	}
+	memmove(&t->guide[c], &t->guide[c + 1], (t->nguide - c - 1) * sizeof(*t->guide));
+	t->nguide--;
+}
+
 static int is_group_id(const struct mirror *m, uint32_t id);
 static uint64_t fingerprint_e(const struct mroute *e);
 
@@ -622,6 +732,7 @@ static void table_free_chunks(struct mirror *m, struct mtable *tb)
 	tb->chunks = NULL;
 	tb->nchunks = tb->cap = 0;
 	mg_free(tb);
+	guide_free(tb);
 	snapshot_defer_put(tb->ph);
 	seggroup_put(tb->phg);
 	tb->ph = NULL;
@@ -939,11 +1050,56 @@ static inline void prefetch_key(const struct route *r)
 	__builtin_prefetch(&r->dst_len);
 }
 
-/* First position whose key is >= k (upper = 0) or > k (upper = 1). */
-static struct mpos bound(const struct mtable *t, const struct order_key *k, int upper)
+/* Whether chunk c's last record is at or past the bound (k, upper); its guide entry is
+ * refreshed on the way (the record is read anyway). */
+static int chunk_past(struct mtable *t, uint32_t c, const struct order_key *k, int upper)
+{
+	const struct order_key *l = chunk_last(t->chunks[c]);
+	int r = order_key_cmp(l, k);
+
+	if (c < t->nguide)
+		t->guide[c] = (struct mguide){ l->a_hi, l->a_lo };
+	return upper ? r > 0 : r >= 0;
+}
+
+/* The first chunk whose last record is at or past the bound, found through t's guide, or -1
+ * when the guide cannot say (see "the search guide" above). */
+static int64_t guide_bound(struct mtable *t, const struct order_key *k, int upper)
+{
+	uint32_t lo = 0, hi, c;
+
+	if (t->nchunks < GUIDE_MIN || (t->nguide != t->nchunks && guide_build(t)))
+		return -1;
+	hi = t->nguide;
+	/* the first entry whose address is not before k's: the chunk with the bound, or one
+	 * next to it when keys of one address span chunks or an entry is behind */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct mguide *g = &t->guide[mid];
+
+		if (g->hi < k->a_hi || (g->hi == k->a_hi && g->lo < k->a_lo))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c = lo;
+	for (int step = 0; step < GUIDE_STEPS; step++) {
+		if (c < t->nchunks && !chunk_past(t, c, k, upper))
+			c++;
+		else if (c > 0 && chunk_past(t, c - 1, k, upper))
+			c--;
+		else
+			return c;
+	}
+	return -1;
+}
+
+/* First position whose key is >= k (upper = 0) or > k (upper = 1), its chunk known to be
+ * in [lo, hi] (0 and t->nchunks when not known). */
+static struct mpos bound_in(const struct mtable *t, const struct order_key *k, int upper,
+			    uint32_t lo, uint32_t hi)
 {
 	struct mpos p = { 0, 0 };
-	uint32_t lo = 0, hi = t->nchunks;
 
 	/* the first chunk whose last record is not before the bound. Each step reads a chunk
 	 * the previous ones did not (a cache miss or two, for every notification at a million
@@ -995,6 +1151,27 @@ static struct mpos bound(const struct mtable *t, const struct order_key *k, int 
 	return p;
 }
 
+/* First position whose key is >= k (upper = 0) or > k (upper = 1): through the guide. */
+static struct mpos bound(struct mtable *t, const struct order_key *k, int upper)
+{
+	int64_t g = guide_bound(t, k, upper);
+
+	if (g >= 0) {
+		struct mpos p = bound_in(t, k, upper, (uint32_t)g, (uint32_t)g);
+#ifdef RTSNAP_POISON
+		struct mpos q = bound_in(t, k, upper, 0, t->nchunks);
+
+		if (p.c != q.c || p.i != q.i) {
+			log_err("mirror: the search guide led to %u.%u instead of %u.%u", p.c, p.i,
+				q.c, q.i);
+			abort();
+		}
+#endif
+		return p;
+	}
+	return bound_in(t, k, upper, 0, t->nchunks);
+}
+
 static int pos_eq(struct mpos a, struct mpos b)
 {
 	return a.c == b.c && a.i == b.i;
@@ -1029,6 +1206,7 @@ static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos 
 			return NULL;
 		t->chunks[t->nchunks++] = ch;
 		mg_insert(t, t->nchunks - 1);
+		guide_insert(t, t->nchunks - 1);
 		p.c = t->nchunks - 1;
 		p.i = 0;
 	} else if (p.c == t->nchunks) {
@@ -1062,6 +1240,7 @@ static struct mroute *insert_at(struct mirror *m, struct mtable *t, struct mpos 
 		t->chunks[p.c + 1] = nc;
 		t->nchunks++;
 		mg_insert(t, p.c + 1);
+		guide_insert(t, p.c + 1);
 		chunk_resize(t, p.c, CHUNK_SPLIT); /* smaller: a failure keeps the room */
 		if (p.i > half) {
 			p.c++;
@@ -1115,6 +1294,7 @@ static void chunk_merge_next(struct mirror *m, struct mtable *t, uint32_t c)
 	memmove(&t->chunks[c + 1], &t->chunks[c + 2], (t->nchunks - c - 2) * sizeof(*t->chunks));
 	t->nchunks--;
 	mg_remove(t, c + 1);
+	guide_remove(t, c + 1);
 	mg_touch(t, c);
 }
 
@@ -1141,6 +1321,7 @@ static int remove_at(struct mirror *m, struct mtable *t, struct mpos p)
 			(t->nchunks - p.c - 1) * sizeof(*t->chunks));
 		t->nchunks--;
 		mg_remove(t, p.c);
+		guide_remove(t, p.c);
 	} else if (ch->n < CHUNK_MERGE && p.c + 1 < t->nchunks &&
 		   ch->n + t->chunks[p.c + 1]->n <= CHUNK_MERGED) {
 		chunk_merge_next(m, t, p.c);
@@ -1176,8 +1357,7 @@ static int insert_route(struct mirror *m, struct mtable *t, struct mpos p, const
 	return insert_route_at(m, t, &p, r, nhs, met);
 }
 
-static void equal_range(const struct mtable *t, const struct route *r, struct mpos *lo,
-			struct mpos *hi);
+static void equal_range(struct mtable *t, const struct route *r, struct mpos *lo, struct mpos *hi);
 
 /* Whether e is the route of dump message pr again (same identity, same first hop). */
 static int dump_repeat(const struct mroute *e, const struct nlparse_route *pr)
@@ -1359,8 +1539,7 @@ int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 /* ---- notifications ---- */
 
 /* The routes of r's node and metric: [*lo, *hi). */
-static void equal_range(const struct mtable *t, const struct route *r, struct mpos *lo,
-			struct mpos *hi)
+static void equal_range(struct mtable *t, const struct route *r, struct mpos *lo, struct mpos *hi)
 {
 	struct order_key k;
 
@@ -2426,7 +2605,8 @@ size_t mirror_bytes(const struct mirror *m)
 	for (size_t t = 0; t < m->ntables; t++)
 		b += m->tables[t].nchunks * sizeof(struct mchunk) +
 		     m->tables[t].slots * sizeof(struct mroute) +
-		     m->tables[t].cap * sizeof(struct mchunk *);
+		     m->tables[t].cap * sizeof(struct mchunk *) +
+		     m->tables[t].guide_cap * sizeof(struct mguide);
 	return b;
 }
 
@@ -2980,7 +3160,9 @@ static void take_chunks(struct mirror *m, struct mtable *t, struct mirror *d, st
 	dt->nchunks = dt->cap = dt->nroutes = 0;
 	dt->slots = 0;
 	mg_free(dt);
-	mg_reset(t); /* an allocation that fails is made good by mg_check() */
+	guide_free(dt);
+	t->nguide = 0; /* the guide is built again for the new chunks */
+	mg_reset(t);   /* an allocation that fails is made good by mg_check() */
 }
 
 /*
@@ -3011,6 +3193,7 @@ static int adopt_insert(struct mirror *m, struct mtable *t, struct mpos *pp, con
 		t->chunks[p.c] = nc;
 		t->nchunks++;
 		mg_insert(t, p.c);
+		guide_insert(t, p.c);
 	}
 	ret = insert_route_at(m, t, &p, r, r->nhs, r->metrics);
 	if (ret) {
@@ -3024,6 +3207,7 @@ static int adopt_insert(struct mirror *m, struct mtable *t, struct mpos *pp, con
 				(t->nchunks - p.c - 1) * sizeof(*t->chunks));
 			t->nchunks--;
 			mg_remove(t, p.c);
+			guide_remove(t, p.c);
 		}
 		return ret;
 	}
@@ -3346,7 +3530,7 @@ int mirror_family(const struct mirror *m)
  * split or freed chunks since). */
 static struct mpos run_pos(const struct mtable *t, const struct mirror_run *run, size_t i)
 {
-	struct mpos p = bound(t, &run->k, 0);
+	struct mpos p = bound_in(t, &run->k, 0, 0, t->nchunks);
 
 	while (i--)
 		p = pos_next(t, p);
