@@ -32,7 +32,13 @@ struct nlconn {
 	/* this opening's number, unique in the process (a descriptor number is reused after a
 	 * close: whoever keeps a descriptor registered somewhere tells openings apart by it) */
 	uint64_t serial;
+	/* notification sockets: datagrams received NLCONN_BATCH at a time (nlconn_recv()), in
+	 * slots of slotsz bytes; nb received by the last receive, ib of them returned */
+	struct nlbatch *batch;
+	unsigned int nb, ib;
 };
+
+#define NLCONN_BATCH 8
 
 #define NLCONN_PACE_US 1000
 
@@ -57,13 +63,23 @@ int nlconn_set_rcvbuf(struct nlconn *c, size_t bytes);
 ssize_t nlconn_queued(const struct nlconn *c);
 
 /*
- * Receive one datagram into c->buf with one recvmsg() (the buffer holds any datagram the
- * kernel sends: see nlconn.c). Returns its length, 0 for a datagram not from the kernel
- * (ignore it), or a negative errno (-EAGAIN when a non-blocking receive finds nothing,
- * -ENOBUFS when the kernel dropped messages for us, -EMSGSIZE when a datagram did not fit
- * and was lost: the buffer has grown to its size).
+ * Receive one datagram into c->buf (the buffer holds any datagram the kernel sends: see
+ * nlconn.c): with one recvmsg() on a dump socket; on a notification socket, non-blocking,
+ * from the datagrams the last recvmmsg() took (up to NLCONN_BATCH in one call), which is
+ * called again when they are all returned. A receive that took fewer than it could found the
+ * socket empty: the call after its last datagram says -EAGAIN without asking the kernel
+ * again. Returns its length, 0 for a datagram not from the kernel (ignore it), or a negative
+ * errno (-EAGAIN when a non-blocking receive finds nothing, -ENOBUFS when the kernel
+ * dropped messages for us, -EMSGSIZE when a datagram did not fit and was lost: the buffer
+ * has grown to its size).
  */
 ssize_t nlconn_recv(struct nlconn *c, int flags);
+/* Whether datagrams c received are waiting to be returned by nlconn_recv(): the socket's
+ * readiness does not show them. */
+static inline int nlconn_buffered(const struct nlconn *c)
+{
+	return c->ib < c->nb;
+}
 
 /* Called for every message of a dump; returns 0 to go on, -EBADMSG to count-and-skip it,
  * -ECANCELED to stop at once (the rest of the dump is left unread: close the connection),

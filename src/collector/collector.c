@@ -1262,12 +1262,13 @@ static int drain(struct collector *c, int64_t budget_ms)
 	}
 }
 
-/* Whether a notification is waiting. */
+/* Whether a notification is waiting (received and not yet read, or in the socket). */
 static int notify_pending(struct collector *c)
 {
 	struct pollfd p = { .fd = c->notify.fd, .events = POLLIN };
 
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLERR));
+	return nlconn_buffered(&c->notify) ||
+	       (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLERR)));
 }
 
 /* ---- targeted dumps ---- */
@@ -2253,6 +2254,9 @@ static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 		c->hold = 0;
 	if (c->hold)
 		pfd[1].fd = -1;
+	else if (nlconn_buffered(&c->notify))
+		wake_us =
+		    nus; /* received, not yet read (a drain cut short): the socket won't say */
 	return wake_us;
 }
 
@@ -2284,6 +2288,8 @@ static void coll_step(void *arg, struct pollfd pfd[2])
 	}
 	if (c->hold)
 		pfd[1].revents = now_us() >= hold_until(c) ? POLLIN : 0;
+	else if (nlconn_buffered(&c->notify))
+		pfd[1].revents |= POLLIN;
 	/* an overflow (POLLERR) is read as one */
 	if (pfd[1].revents == POLLIN && storm_check(c))
 		on_overflow(c, 1);
