@@ -66,12 +66,12 @@ ssize_t nlconn_queued(const struct nlconn *c);
  * Receive one datagram into c->buf (the buffer holds any datagram the kernel sends: see
  * nlconn.c): with one recvmsg() on a dump socket; on a notification socket, non-blocking,
  * from the datagrams the last recvmmsg() took (up to NLCONN_BATCH in one call), which is
- * called again when they are all returned. A receive that took fewer than it could found the
- * socket empty: the call after its last datagram says -EAGAIN without asking the kernel
- * again. Returns its length, 0 for a datagram not from the kernel (ignore it), or a negative
- * errno (-EAGAIN when a non-blocking receive finds nothing, -ENOBUFS when the kernel
- * dropped messages for us, -EMSGSIZE when a datagram did not fit and was lost: the buffer
- * has grown to its size).
+ * called again when they are all returned (one recvmsg() while there is no memory for the
+ * batch's slots). A receive that took fewer than it could found the socket empty: the call
+ * after its last datagram says -EAGAIN without asking the kernel again. Returns its length,
+ * 0 for a datagram not from the kernel (ignore it), or a negative errno (-EAGAIN when a
+ * non-blocking receive finds nothing, -ENOBUFS when the kernel dropped messages for us,
+ * -EMSGSIZE when a datagram did not fit and was lost: the buffer has grown to its size).
  */
 ssize_t nlconn_recv(struct nlconn *c, int flags);
 /* Whether datagrams c received are waiting to be returned by nlconn_recv(): the socket's

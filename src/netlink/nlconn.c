@@ -237,8 +237,12 @@ ssize_t nlconn_recv(struct nlconn *c, int flags)
 	};
 	ssize_t n;
 
-	if (c->batch && (flags & MSG_DONTWAIT))
-		return batch_recv(c, flags & ~MSG_DONTWAIT);
+	if (c->batch && (flags & MSG_DONTWAIT)) {
+		n = batch_recv(c, flags & ~MSG_DONTWAIT);
+		if (n != -ENOMEM)
+			return n;
+		/* no memory for the slots: one datagram into the buffer, as without a batch */
+	}
 	do {
 		n = recvmsg(c->fd, &msg, MSG_TRUNC | flags); /* MSG_TRUNC: the datagram's size */
 	} while (n < 0 && errno == EINTR);
