@@ -242,9 +242,11 @@ int mirror_adopt_step(struct mirror_adoption *a, size_t max_routes, struct mirro
 void mirror_adopt_counts(const struct mirror_adoption *a, struct mirror_adopt_count *out);
 void mirror_adopt_end(struct mirror_adoption *a);
 
-/* Routes (records) held, and bytes of memory the mirror holds (approximate, from sizes). */
+/* Routes (records) held, and bytes of memory the mirror holds (approximate, from sizes);
+ * of those, the bytes of the tables' search guides (16 a chunk, for tables large enough). */
 size_t mirror_routes(const struct mirror *m);
 size_t mirror_bytes(const struct mirror *m);
+size_t mirror_guide_bytes(const struct mirror *m);
 
 /*
  * What a builder (builder.h) composes a snapshot of m from, in this order, on the thread that

@@ -2605,8 +2605,16 @@ size_t mirror_bytes(const struct mirror *m)
 	for (size_t t = 0; t < m->ntables; t++)
 		b += m->tables[t].nchunks * sizeof(struct mchunk) +
 		     m->tables[t].slots * sizeof(struct mroute) +
-		     m->tables[t].cap * sizeof(struct mchunk *) +
-		     m->tables[t].guide_cap * sizeof(struct mguide);
+		     m->tables[t].cap * sizeof(struct mchunk *);
+	return b + mirror_guide_bytes(m);
+}
+
+size_t mirror_guide_bytes(const struct mirror *m)
+{
+	size_t b = 0;
+
+	for (size_t t = 0; t < m->ntables; t++)
+		b += m->tables[t].guide_cap * sizeof(struct mguide);
 	return b;
 }
 
