@@ -15,6 +15,9 @@ ns_new NS
 veth_pair "$NS" d0 "$NS" d1 || tap_bail "cannot create a veth pair"
 for i in $(seq 1 300); do echo "route add 2001:db8:1:$(printf %x "$i")::/64 dev d0"; done |
 	ip -n "$NS" -batch -
+# the link-local addresses' routes come after duplicate address detection: a change the
+# daemon saw then would use up the injected failures before the test's own change
+ns_settle "$NS"
 RTSNAP_TEST_NOMEM=4 daemon_start "$NS" --debounce-ms 20 || tap_bail "daemon did not start"
 
 mem_metric() { http_get "$NS" /metrics | sed -n 's/^rtsnap_fault{kind="memory"} //p'; }
