@@ -2255,8 +2255,7 @@ static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 	if (c->hold)
 		pfd[1].fd = -1;
 	else if (nlconn_buffered(&c->notify))
-		wake_us =
-		    nus; /* received, not yet read (a drain cut short): the socket won't say */
+		wake_us = nus; /* received, not yet read: the socket won't say */
 	return wake_us;
 }
 

@@ -157,15 +157,6 @@ int nlconn_open(struct nlconn *c, enum nlconn_mode mode, struct collector_stats 
 }
 
 /*
- * Receive one datagram into c->buf. One recvmsg(): the buffer (RECV_BUF_MIN) holds any
- * datagram the kernel sends (a dump's are at most 32 KiB; a notification is one message,
- * whose largest attribute, a multipath route's RTA_MULTIPATH, is at most 64 KiB). Sizing
- * each datagram first with MSG_PEEK|MSG_TRUNC cost a second system call and a second copy
- * per notification. Should one still not fit, it is lost: -EMSGSIZE, and the buffer grows to
- * its size for the next (the caller resyncs). Returns its length, or a negative errno
- * (-EAGAIN on a non-blocking socket with nothing).
- */
-/*
  * The next datagram of a notification socket's batch (nlconn_recv()). Under churn a pass of
  * the collector reads several notifications: one recvmmsg() for them instead of a recvmsg()
  * each (and one more to find the socket empty) saves system calls, which cost several
@@ -228,6 +219,15 @@ static ssize_t batch_recv(struct nlconn *c, int flags)
 	return (ssize_t)m->msg_len;
 }
 
+/*
+ * Receive one datagram into c->buf. One recvmsg(): the buffer (RECV_BUF_MIN) holds any
+ * datagram the kernel sends (a dump's are at most 32 KiB; a notification is one message,
+ * whose largest attribute, a multipath route's RTA_MULTIPATH, is at most 64 KiB). Sizing
+ * each datagram first with MSG_PEEK|MSG_TRUNC cost a second system call and a second copy
+ * per notification. Should one still not fit, it is lost: -EMSGSIZE, and the buffer grows to
+ * its size for the next (the caller resyncs). Returns its length, or a negative errno
+ * (-EAGAIN on a non-blocking socket with nothing).
+ */
 ssize_t nlconn_recv(struct nlconn *c, int flags)
 {
 	struct sockaddr_nl sa;
