@@ -561,19 +561,24 @@ static void guide_set(struct mtable *t, uint32_t c)
 	t->guide[c] = (struct mguide){ l->a_hi, l->a_lo };
 }
 
+/* Room in t's guide for an entry per chunk. 0 or -ENOMEM. */
+static int guide_room(struct mtable *t)
+{
+	size_t cap = t->guide_cap;
+
+	if (t->nchunks &&
+	    array_grow((void **)&t->guide, &cap, t->nchunks - 1, sizeof(*t->guide), 16))
+		return -ENOMEM;
+	t->guide_cap = (uint32_t)cap;
+	return 0;
+}
+
 /* The guide made for t's chunks as they are. 0 or -ENOMEM (then it is left unused). */
 static int guide_build(struct mtable *t)
 {
-	if (t->guide_cap < t->nchunks) {
-		uint32_t cap = t->nchunks + t->nchunks / 8 + 16;
-		struct mguide *g = realloc(t->guide, (size_t)cap * sizeof(*g));
-
-		if (!g) {
-			t->nguide = 0;
-			return -ENOMEM;
-		}
-		t->guide = g;
-		t->guide_cap = cap;
+	if (guide_room(t)) {
+		t->nguide = 0;
+		return -ENOMEM;
 	}
 	for (uint32_t c = 0; c < t->nchunks; c++) {
 		if (c + 8 < t->nchunks)
@@ -593,16 +598,9 @@ static void guide_insert(struct mtable *t, uint32_t c)
 		t->nguide = 0; /* built again when needed */
 		return;
 	}
-	if (t->guide_cap < t->nchunks) {
-		uint32_t cap = t->guide_cap + t->guide_cap / 8 + 16;
-		struct mguide *g = realloc(t->guide, (size_t)cap * sizeof(*g));
-
-		if (!g) {
-			t->nguide = 0;
-			return;
-		}
-		t->guide = g;
-		t->guide_cap = cap;
+	if (guide_room(t)) {
+		t->nguide = 0;
+		return;
 	}
 	memmove(&t->guide[c + 1], &t->guide[c], (t->nguide - c) * sizeof(*t->guide));
 	t->nguide++;
