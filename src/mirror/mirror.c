@@ -1536,14 +1536,42 @@ int mirror_load_route(struct mirror *m, const struct nlparse_route *pr)
 
 /* ---- notifications ---- */
 
-/* The routes of r's node and metric: [*lo, *hi). */
+/* Records of one key met in a row before equal_range() searches for the end of the run. */
+#define RUN_STEPS 8
+
+/*
+ * The routes of r's node and metric: [*lo, *hi). The end is found by stepping from the start
+ * over the records of that key (none or one or two, almost always: a second search would read
+ * as many chunks again, for every notification); a longer run is searched for.
+ */
 static void equal_range(struct mtable *t, const struct route *r, struct mpos *lo, struct mpos *hi)
 {
-	struct order_key k;
+	struct order_key k, x;
+	struct mpos p;
+	int step;
 
 	order_key_of(r, &k);
-	*lo = bound(t, &k, 0);
-	*hi = bound(t, &k, 1);
+	*lo = p = bound(t, &k, 0);
+	for (step = 0; step < RUN_STEPS && !pos_end(t, p); step++) {
+		order_key_of(chunk_key(t->chunks[p.c], p.i), &x);
+		if (order_key_cmp(&x, &k) != 0)
+			break;
+		p = pos_next(t, p);
+	}
+	if (step == RUN_STEPS)
+		p = bound(t, &k, 1);
+#ifdef RTSNAP_POISON
+	{
+		struct mpos q = bound_in(t, &k, 1, 0, t->nchunks);
+
+		if (!pos_eq(p, q)) {
+			log_err("mirror: the run of a key ends at %u.%u, not %u.%u", p.c, p.i, q.c,
+				q.i);
+			abort();
+		}
+	}
+#endif
+	*hi = p;
 }
 
 /* The attributes of hop i of e: its own where e keeps them, else the record's. */
