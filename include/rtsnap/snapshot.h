@@ -200,9 +200,15 @@ void snapshot_free(struct snapshot *s);
 /*
  * Collector thread only (the one writer). Make s the current snapshot, assign its generation,
  * and retire the previous one (freed after a grace period and its last reader). May block
- * for an RCU grace period.
+ * for an RCU grace period. Snapshots replaced within a few milliseconds of a grace period
+ * share the next one: they are retired by a later publication or snapshot_chain_retire().
  */
 void snapshot_publish(struct snapshot *s);
+/* The publishing thread. When replaced snapshots await their grace period: the
+ * snapshot_now_ms() at which snapshot_chain_retire() should run, or INT64_MAX if none do. */
+int64_t snapshot_chain_retire_at(const struct snapshot_chain *c);
+/* The publishing thread. Retire the replaced snapshots now (one grace period for them all). */
+void snapshot_chain_retire(struct snapshot_chain *c);
 
 /* Any thread. The chain's current snapshot with a reference held, or NULL if none published
  * yet. */
@@ -324,8 +330,8 @@ long snapshot_live_count(void);
  * snapshot_current_bytes(): any thread. Bytes of the current snapshot (0 before the first).
  *
  * snapshot_set_retire_hook(): main thread, before the collector starts. fn is called on the
- * collector thread by snapshot_publish() each time a snapshot has been retired (after its
- * grace period and the drop of the publication's reference), with the current generation.
+ * collector thread each time snapshots have been retired (after their grace period and the
+ * drop of the publication's references), with the current generation.
  * It must not block and must not call snapshot_publish().
  */
 size_t snapshot_bytes_estimate(const struct snapshot *s);

@@ -19,6 +19,7 @@ struct snapshot {
 	int64_t taken_mono_ms;	      /* CLOCK_MONOTONIC, same instant */
 	double duration_s;	      /* dump + build, seconds */
 	uint32_t trigger;	      /* enum collector_trigger that caused it */
+	struct snapshot *retire_next; /* replaced, awaiting its grace period (snapshot.c) */
 
 	/* the records, in segments (segment.h) in groups (seggroup.h): tables in kernel
 	 * (fib_table_hash) order, each table's records in kernel order. Group q holds records

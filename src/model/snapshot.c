@@ -67,6 +67,11 @@ struct snapshot_chain {
 	size_t retired_bytes;	  /* their bytes (atomic) */
 	size_t current_bytes;	  /* bytes of current (atomic) */
 	void (*retire_hook)(uint64_t current_generation);
+	/* replaced, awaiting the grace period that retires them together (oldest first); the
+	 * publishing thread only */
+	struct snapshot *retiring_head, *retiring_tail;
+	unsigned int nretiring;
+	int64_t last_grace_ms; /* CLOCK_MONOTONIC when the last grace period ended */
 	/* segments held for snapshots without references (below), under hold_lock */
 	pthread_mutex_t hold_lock;
 	struct snapshot *hold_head, *hold_tail;
@@ -1252,6 +1257,17 @@ void snapshot_free(struct snapshot *s)
 		snapshot_destroy(s);
 }
 
+/*
+ * Grace periods are shared by the snapshots replaced within RETIRE_WAIT_MS of each other: under
+ * churn a publication every few milliseconds paid one each (two membarrier() and two
+ * rt_sigprocmask() calls, and an interrupt on the other core), for nothing but freeing the
+ * previous snapshot's own arrays a few milliseconds sooner. A publication after a quiet
+ * moment still retires at once; the ones in between wait for the next publication past the
+ * wait, or for snapshot_chain_retire() (the collector's loop wakes for it).
+ */
+#define RETIRE_WAIT_MS 10
+#define RETIRE_BATCH_MAX 16
+
 /* Count old as retired (it may still have readers), then drop the publication's reference. */
 static void retire(struct snapshot *old)
 {
@@ -1287,13 +1303,41 @@ void snapshot_publish(struct snapshot *s)
 				if (old->groups[q]->mark == s->serial)
 					own -= old->groups[q]->sum.bytes;
 		__atomic_store_n(&old->bytes, own, __ATOMIC_RELAXED);
-		urcu_bp_synchronize_rcu();
-		void (*hook)(uint64_t) = __atomic_load_n(&c->retire_hook, __ATOMIC_ACQUIRE);
-
-		retire(old);
-		if (hook)
-			hook(s->generation);
+		old->retire_next = NULL;
+		if (c->retiring_tail)
+			c->retiring_tail->retire_next = old;
+		else
+			c->retiring_head = old;
+		c->retiring_tail = old;
+		if (++c->nretiring >= RETIRE_BATCH_MAX ||
+		    snapshot_now_ms() - c->last_grace_ms >= RETIRE_WAIT_MS)
+			snapshot_chain_retire(c);
 	}
+}
+
+int64_t snapshot_chain_retire_at(const struct snapshot_chain *c)
+{
+	return c->retiring_head ? c->last_grace_ms + RETIRE_WAIT_MS : INT64_MAX;
+}
+
+void snapshot_chain_retire(struct snapshot_chain *c)
+{
+	struct snapshot *old = c->retiring_head, *next;
+	void (*hook)(uint64_t);
+
+	if (!old)
+		return;
+	urcu_bp_synchronize_rcu();
+	c->last_grace_ms = snapshot_now_ms();
+	c->retiring_head = c->retiring_tail = NULL;
+	c->nretiring = 0;
+	for (; old; old = next) {
+		next = old->retire_next;
+		retire(old);
+	}
+	hook = __atomic_load_n(&c->retire_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(c->generation);
 }
 
 struct snapshot *snapshot_acquire(struct snapshot_chain *c)
@@ -1322,6 +1366,7 @@ void snapshot_chain_free(struct snapshot_chain *c)
 
 	if (!c)
 		return;
+	snapshot_chain_retire(c);
 	old = current_xchg(c, NULL);
 	__atomic_store_n(&c->current_bytes, 0, __ATOMIC_RELAXED);
 	if (old) {
