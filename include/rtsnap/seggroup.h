@@ -5,13 +5,18 @@
  * with the one before when none of its segments changed (docs/design.md, "Groups of
  * segments"). A snapshot is, table by table, an array of groups.
  *
- * Lifetime: seggroup_new() returns a group with one reference (the builder's). Whoever keeps
- * it takes one (the mirror for its current group of chunks, each snapshot that contains it),
- * and the last seggroup_put() frees it, on whichever thread drops it. A group holds no
- * reference on its segments: whoever holds the group keeps them alive (the mirror's chunks and
- * the snapshots' back lists, snapshot.c; or a snapshot's own references, for snapshots built
- * from records). Nothing writes a group once it is sealed, except `mark`, which only the
- * collector thread uses.
+ * Lifetime: seggroup_new() returns a group with one reference (the builder's); the last
+ * seggroup_put() frees it, on whichever thread drops it. The mirror keeps one on its current
+ * group of each run of chunks; the snapshots it composes take none (snapshot_add_group(held),
+ * as for the segments: a reference taken and dropped per group and publication was a write
+ * to every group's header, the part of a publication that grew with the table). When the
+ * mirror replaces or drops a group it gives its reference up with snapshot_defer_put_group():
+ * every snapshot composed since the group was first published (`since`, `holder`) and still
+ * alive takes one then, kept until it is freed. A snapshot built from records holds one on
+ * each of its own groups. A group holds no reference on its segments: whoever holds the
+ * group keeps them alive (the mirror's chunks and the snapshots' back lists, snapshot.c; or a
+ * snapshot's own references). Nothing writes a group once it is sealed, except `since` and
+ * `holder`, set by the collector thread before any snapshot that contains it is sealed.
  */
 #ifndef RTSNAP_SEGGROUP_H
 #define RTSNAP_SEGGROUP_H
@@ -22,9 +27,12 @@
 
 #define SEGGROUP_MAX 128
 
+struct snapshot_chain;
+
 struct seggroup {
-	long refs;	/* atomic */
-	uint64_t mark;	/* collector thread only: serial of the newest snapshot composed with it */
+	long refs;     /* atomic */
+	uint64_t since; /* serial of the first snapshot composed with it (0: none yet) */
+	struct snapshot_chain *holder; /* that snapshot's chain */
 	uint32_t table; /* every member's */
 	uint32_t nsegs, cap;
 	struct segment_sum sum; /* the members' summed (prefix lengths: OR); sum.table = table */

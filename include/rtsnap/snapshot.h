@@ -134,18 +134,21 @@ int snapshot_prepare(struct snapshot *s);
 int snapshot_add_segment(struct snapshot *s, struct segment *g) __attribute__((warn_unused_result));
 
 /*
- * Collector thread, after snapshot_prepare(). Append group g (sealed; a reference on it is
- * taken): groups come table by table in kernel order. held: the caller holds g's segments
- * until it gives them up with snapshot_defer_put(), which keeps them for as long as s lives
- * (s must be made for a chain: else -EINVAL); else they are held by whoever made g for s.
- * shared: the bytes of g's segments that the snapshot composed before also holds (memory
- * accounting). Nothing of g's segments is read. 0, -ENOMEM or -EINVAL.
+ * Collector thread, after snapshot_prepare(). Append group g (sealed): groups come table by
+ * table in kernel order. The caller holds g and its segments until it gives them up with
+ * snapshot_defer_put_group() and snapshot_defer_put(), which keep them for as long as s lives
+ * (s must be made for a chain, and is not mixed with snapshot_add_segment(): else -EINVAL).
+ * sum and nsegs are g's (the caller's copy: nothing of g is read). shared: the bytes of g's
+ * segments that the snapshot composed before also holds (memory accounting). 0, -ENOMEM,
+ * -E2BIG or -EINVAL.
  */
-int snapshot_add_group(struct snapshot *s, struct seggroup *g, size_t shared, int held)
-    __attribute__((warn_unused_result));
-/* Collector thread. seg, held by the caller, was built for s (in a group added with held):
- * it is kept for s and the later snapshots from now on (snapshot_defer_put()). */
+int snapshot_add_group(struct snapshot *s, struct seggroup *g, const struct segment_sum *sum,
+		       uint32_t nsegs, size_t shared) __attribute__((warn_unused_result));
+/* Collector thread. seg or g, held by the caller, was built for s (a segment in a group added
+ * to s, or a group added to s): it is kept for s and the later snapshots from now on
+ * (snapshot_defer_put(), snapshot_defer_put_group()). */
 void snapshot_fresh_segment(struct snapshot *s, struct segment *seg);
+void snapshot_fresh_group(struct snapshot *s, struct seggroup *g);
 
 /*
  * Collector thread. Give up a reference on g (NULL is fine) that snapshots composed with
@@ -155,6 +158,8 @@ void snapshot_fresh_segment(struct snapshot *s, struct segment *seg);
  * added to it. The snapshots are those of the chain whose snapshot first held g.
  */
 void snapshot_defer_put(struct segment *g);
+/* The same for a group (seggroup.h). */
+void snapshot_defer_put_group(struct seggroup *g);
 /* Any thread. References the chain's snapshots hold on segments given up with
  * snapshot_defer_put(). */
 long snapshot_deferred_count(struct snapshot_chain *c);

@@ -46,15 +46,18 @@ struct snapshot {
 	 * are held for it by the caller (holds = 1) until the caller gives them up with
 	 * snapshot_defer_put(); from its seal it is listed, so that it takes a reference then on
 	 * each of them it contains (back, below; snapshot.c). It holds one reference on each of
-	 * its groups. */
+	 * its groups unless holds: then the groups are held like the segments (seggroup.h). */
 	struct segment **own;
 	size_t nown, own_cap;
 	struct seggroup *pend;
 	int holds, listed;
 	struct snapshot *held_prev, *held_next;
-	/* references on held segments the mirror gave up while s was listed (under the lock) */
+	/* references on held segments and groups the mirror gave up while s was listed (under
+	 * the lock) */
 	struct segment **back;
 	size_t nback, back_cap;
+	struct seggroup **gback;
+	size_t ngback, gback_cap;
 	struct snapshot_table *tables;
 	size_t ntables, tables_cap;
 	/* interfaces, nexthop objects (sorted after snapshot_prepare) and iproute2 names (loaded

@@ -2074,8 +2074,10 @@ static int publish(struct collector *c, enum collector_trigger why)
 		if (sample) {
 			cost_us = thread_cpu_us() - cpu0;
 			costfit_add(&c->pace, (double)snapshot_segs_built(s), (double)cost_us);
-		} else { /* the time it took, for the bound below */
-			cost_us = end - ((int64_t)t0.tv_sec * 1000000 + t0.tv_nsec / 1000);
+		} else { /* what the fit says it took, for the bound below (not the time it
+			  * took: at nice 10 the collector is preempted by the route writers) */
+			cost_us = (int64_t)(costfit_fixed(&c->pace) +
+					    c->pace.slope * (double)snapshot_segs_built(s));
 		}
 		wait_us = (int64_t)(PUBLISH_WAIT_FACTOR * costfit_fixed(&c->pace));
 		if (wait_us < PUBLISH_MIN_WAIT_US)

@@ -114,6 +114,9 @@ struct mgroup {
 	uint32_t shape;
 	uint64_t visit[2];
 	struct seggroup *sg; /* the last published (one reference), or NULL */
+	/* sg's sums and members: composing reads these, not sg (seggroup.h) */
+	struct segment_sum sum;
+	uint32_t nsegs;
 };
 
 /* A group of chunks is split in halves past MG_MAX chunks, and one of fewer than MG_MIN is
@@ -385,7 +388,7 @@ static void mg_touch(struct mtable *t, uint32_t c)
 
 static void mg_drop(struct mgroup *g)
 {
-	seggroup_put(g->sg);
+	snapshot_defer_put_group(g->sg);
 	g->sg = NULL;
 }
 
@@ -732,7 +735,7 @@ static void table_free_chunks(struct mirror *m, struct mtable *tb)
 	mg_free(tb);
 	guide_free(tb);
 	snapshot_defer_put(tb->ph);
-	seggroup_put(tb->phg);
+	snapshot_defer_put_group(tb->phg);
 	tb->ph = NULL;
 	tb->phg = NULL;
 }
@@ -2804,13 +2807,16 @@ static int group_publish(struct mirror *m, struct snapshot *s, struct mtable *t,
 	}
 	if (ng) {
 		seggroup_seal(ng);
-		seggroup_put(g->sg);
+		snapshot_fresh_group(s, ng);
+		snapshot_defer_put_group(g->sg);
 		g->sg = ng;
+		g->sum = ng->sum;
+		g->nsegs = ng->nsegs;
 	}
 	g->shape = 0;
 	g->visit[0] = visit[0];
 	g->visit[1] = visit[1];
-	*shared = g->sg->sum.bytes - fresh_bytes;
+	*shared = g->sum.bytes - fresh_bytes;
 	return 0;
 }
 
@@ -2824,7 +2830,7 @@ static int placeholder_publish(struct snapshot *s, struct mtable *t, int all)
 	int ret;
 
 	if (t->phg && !all)
-		return snapshot_add_group(s, t->phg, t->phg->sum.bytes, 1);
+		return snapshot_add_group(s, t->phg, &t->phg->sum, 1, t->phg->sum.bytes);
 	ret = segment_placeholder(&s->ctx, t->id, &g);
 	if (!ret)
 		ret = seggroup_new(t->id, 1, &pg);
@@ -2836,11 +2842,12 @@ static int placeholder_publish(struct snapshot *s, struct mtable *t, int all)
 	seggroup_set(pg, 0, g, &sum);
 	seggroup_seal(pg);
 	snapshot_defer_put(t->ph);
-	seggroup_put(t->phg);
+	snapshot_defer_put_group(t->phg);
 	t->ph = g;
 	t->phg = pg;
 	snapshot_fresh_segment(s, g);
-	return snapshot_add_group(s, pg, 0, 1);
+	snapshot_fresh_group(s, pg);
+	return snapshot_add_group(s, pg, &pg->sum, 1, 0);
 }
 
 int mirror_add_segments(struct mirror *m, struct snapshot *s)
@@ -2857,15 +2864,6 @@ int mirror_add_segments(struct mirror *m, struct snapshot *s)
 		m->chain = snapshot_chain_get(s->chain);
 	if (!ret && m->chain != s->chain)
 		ret = -EINVAL; /* one mirror, one chain */
-	/* every group's header is read (its sums) and written (the snapshot's reference): ask
-	 * for them all at once, so that their misses overlap instead of coming one by one */
-	for (size_t ti = 0; !ret && ti < m->ntables; ti++)
-		for (uint32_t q = 0; q < m->tables[ti].ngroups; q++)
-			if (m->tables[ti].groups[q].sg) {
-				__builtin_prefetch(m->tables[ti].groups[q].sg, 1);
-				__builtin_prefetch((const char *)m->tables[ti].groups[q].sg + 64,
-						   1);
-			}
 	for (size_t ti = 0; !ret && ti < m->ntables; ti++) {
 		struct mtable *t = &m->tables[ti];
 
@@ -2881,13 +2879,14 @@ int mirror_add_segments(struct mirror *m, struct snapshot *s)
 
 			ret = group_publish(m, s, t, &t->groups[q], in, all, &shared);
 			if (!ret)
-				ret = snapshot_add_group(s, t->groups[q].sg, shared, 1);
+				ret = snapshot_add_group(s, t->groups[q].sg, &t->groups[q].sum,
+							 t->groups[q].nsegs, shared);
 		}
 		if (!ret && !m->family && !has_default(t)) { /* IPv4 has no placeholder rows */
 			ret = placeholder_publish(s, t, all);
 		} else if (!ret && t->phg) { /* a ::/0 route now: no placeholder row */
 			snapshot_defer_put(t->ph);
-			seggroup_put(t->phg);
+			snapshot_defer_put_group(t->phg);
 			t->ph = NULL;
 			t->phg = NULL;
 		}

@@ -4,14 +4,13 @@
  *
  * A group is two blocks: the header, and the members' segment pointers, summaries and record
  * offsets. It is built on the collector thread, sealed, and from then on only read (its
- * reference count and `mark` aside); the last seggroup_put() frees both and nothing else (the
- * group holds no reference on its segments).
+ * reference count, `since` and `holder` aside); the last seggroup_put() frees both and nothing
+ * else (the group holds no reference on its segments).
  *
- * Headers are packed in slabs of their own. Composing a snapshot reads the header of every
- * group of the mirror, changed or not (its sums, and the snapshot's reference), and under
- * churn those lines leave the caches between publications: with each header at the head of
- * its own 13 KiB block, every one was a TLB walk and a miss, 30 % of the collector's CPU at
- * 1 000 000 routes and 20 changes/s (perf). Packed, a few hundred headers fit in a few pages.
+ * Headers are packed in slabs of their own. Readers walking a snapshot read the headers of
+ * the groups they pass (with each header at the head of its own 13 KiB block, every one was
+ * a TLB walk and a miss: when composing read them all, that was 30 % of the collector's CPU
+ * at 1 000 000 routes and 20 changes/s). Packed, a few hundred headers fit in a few pages.
  * The sanitizer builds allocate each header by itself, so that a use after free is caught.
  */
 #include <errno.h>

@@ -17,8 +17,9 @@
  *     being sent asynchronously, say) and drop it with snapshot_release().
  *   - Publication holds one reference of its own. snapshot_publish() swaps the pointer, waits
  *     for an RCU grace period (so no reader can still be between the dereference and its
- *     refs++), then drops the publication reference of the old snapshot. Whoever drops the
- *     last reference frees it. Nothing else frees a published snapshot.
+ *     refs++), then drops the publication reference of the old snapshot; old snapshots
+ *     replaced in quick succession share one grace period (RETIRE_WAIT_MS below). Whoever
+ *     drops the last reference frees it. Nothing else frees a published snapshot.
  *   - Accounting: publication sets s->bytes (snapshot_bytes_estimate); a snapshot that is
  *     retired while readers still hold it is counted (the chain's retired, retired_bytes) until its
  *     last reader frees it; what it shares with an older live snapshot then moves to that one
@@ -75,7 +76,8 @@ struct snapshot_chain {
 	/* segments held for snapshots without references (below), under hold_lock */
 	pthread_mutex_t hold_lock;
 	struct snapshot *hold_head, *hold_tail;
-	long held_back; /* entries in the listed snapshots' back lists */
+	long held_back;	 /* entries in the listed snapshots' back lists */
+	long held_gback; /* and in their lists of groups */
 	long lost;	/* references kept for ever when a back list could not grow */
 };
 
@@ -143,6 +145,32 @@ void snapshot_defer_put(struct segment *g)
 		segment_put(g); /* no snapshot alive contains it */
 }
 
+void snapshot_defer_put_group(struct seggroup *g)
+{
+	struct snapshot_chain *c = g ? g->holder : NULL;
+	struct snapshot *p;
+	int holders = 0;
+
+	if (!g)
+		return;
+	if (c) {
+		pthread_mutex_lock(&c->hold_lock);
+		for (p = c->hold_tail; g->since && p && p->serial >= g->since; p = p->held_prev) {
+			if (holders++)
+				seggroup_get(g);
+			if (grow((void **)&p->gback, &p->gback_cap, p->ngback, sizeof(*p->gback))) {
+				c->lost++;
+				continue;
+			}
+			p->gback[p->ngback++] = g;
+			c->held_gback++;
+		}
+		pthread_mutex_unlock(&c->hold_lock);
+	}
+	if (!holders)
+		seggroup_put(g);
+}
+
 /* At its seal: list s among the snapshots that given-up segments are held for. */
 static void hold_list(struct snapshot *s)
 {
@@ -208,7 +236,11 @@ static void hold_unlist(struct snapshot *s)
 	else
 		c->hold_tail = s->held_prev;
 	c->held_back -= (long)s->nback;
+	c->held_gback -= (long)s->ngback;
 	pthread_mutex_unlock(&c->hold_lock);
+	for (size_t k = 0; k < s->ngback; k++)
+		seggroup_put(s->gback[k]);
+	free(s->gback);
 	for (size_t k = 0; k < s->nback; k++)
 		segment_put(s->back[k]);
 	if (s->nback)
@@ -807,16 +839,24 @@ int snapshot_prepare(struct snapshot *s)
 }
 
 /*
- * Append group g and count it in one go, from its sums: record and segment offsets, tables,
- * prefix lengths, expiring records, proc bytes, memory. Nothing after this walks its segments.
+ * Append group g and count it in one go, from its sums (sum and nsegs: g's, as the caller
+ * knows them; g itself is not read): record and segment offsets, tables, prefix lengths,
+ * expiring records, proc bytes, memory. Nothing after this walks its segments. No reference
+ * is taken.
  */
-static int add_group(struct snapshot *s, struct seggroup *g)
+static int add_group(struct snapshot *s, struct seggroup *g, const struct segment_sum *sum,
+		     uint32_t nsegs)
 {
 	struct snapshot_table *t = s->ntables ? &s->tables[s->ntables - 1] : NULL;
 	size_t k = s->ngroups, cap = s->groups_cap;
-	const struct segment_sum *sum = &g->sum;
 
-	if (s->nroutes + sum->n > UINT32_MAX || s->nsegs + g->nsegs > UINT32_MAX)
+#ifdef RTSNAP_POISON
+	if (memcmp(sum, &g->sum, sizeof(*sum)) || nsegs != g->nsegs) {
+		log_err("snapshot: a group added with sums that are not its own");
+		abort();
+	}
+#endif
+	if (s->nroutes + sum->n > UINT32_MAX || s->nsegs + nsegs > UINT32_MAX)
 		return -E2BIG;
 	if (grow((void **)&s->groups, &s->groups_cap, k, sizeof(*s->groups)))
 		return -ENOMEM;
@@ -831,12 +871,12 @@ static int add_group(struct snapshot *s, struct seggroup *g)
 			return -ENOMEM;
 		s->group_seg0 = p;
 	}
-	if (!t || t->id != g->table) {
+	if (!t || t->id != sum->table) {
 		if (grow((void **)&s->tables, &s->tables_cap, s->ntables, sizeof(*s->tables)))
 			return -ENOMEM;
 		t = &s->tables[s->ntables++];
 		memset(t, 0, sizeof(*t));
-		t->id = g->table;
+		t->id = sum->table;
 		t->first = (uint32_t)s->nroutes;
 		t->seg0 = (uint32_t)s->nsegs;
 		t->g0 = (uint32_t)k;
@@ -844,13 +884,12 @@ static int add_group(struct snapshot *s, struct seggroup *g)
 	if (sum->nexp && grow((void **)&s->exp_groups, &s->exp_groups_cap, s->nexp_groups,
 			      sizeof(*s->exp_groups)))
 		return -ENOMEM;
-	seggroup_get(g);
 	s->groups[k] = g;
 	s->group_first[k] = (uint32_t)s->nroutes;
 	s->group_seg0[k] = (uint32_t)s->nsegs;
 	t->count += sum->n;
 	t->lines += sum->lines;
-	t->nseg += g->nsegs;
+	t->nseg += nsegs;
 	t->ng++;
 	t->routes += sum->nreal;
 	for (int w = 0; w < 3; w++) {
@@ -867,9 +906,8 @@ static int add_group(struct snapshot *s, struct seggroup *g)
 		s->base_serial = s->chain->last_composed;
 		s->chain->last_composed = s->serial;
 	}
-	g->mark = s->serial;
 	s->nroutes += sum->n;
-	s->nsegs += g->nsegs;
+	s->nsegs += nsegs;
 	s->ngroups++;
 	return 0;
 }
@@ -884,8 +922,9 @@ static int flush_pend(struct snapshot *s)
 		return 0;
 	s->pend = NULL;
 	seggroup_seal(g);
-	ret = add_group(s, g);
-	seggroup_put(g); /* s holds it now (or nobody, on error) */
+	ret = add_group(s, g, &g->sum, g->nsegs);
+	if (ret)
+		seggroup_put(g); /* else s holds its reference now */
 	return ret;
 }
 
@@ -913,19 +952,17 @@ int snapshot_add_segment(struct snapshot *s, struct segment *g)
 	return 0;
 }
 
-int snapshot_add_group(struct snapshot *s, struct seggroup *g, size_t shared, int held)
+int snapshot_add_group(struct snapshot *s, struct seggroup *g, const struct segment_sum *sum,
+		       uint32_t nsegs, size_t shared)
 {
 	int ret;
 
-	if (held && !s->chain)
-		return -EINVAL;
-	ret = flush_pend(s);
-	if (!ret)
-		ret = add_group(s, g);
+	if (!s->chain || s->nown || s->pend)
+		return -EINVAL; /* not mixed with segments of its own */
+	ret = add_group(s, g, sum, nsegs);
 	if (ret)
 		return ret;
-	if (held)
-		s->holds = 1;
+	s->holds = 1;
 	if (s->base_serial)
 		s->shared_bytes += shared;
 	return 0;
@@ -935,6 +972,12 @@ void snapshot_fresh_segment(struct snapshot *s, struct segment *seg)
 {
 	seg->since = s->serial;
 	seg->holder = s->chain;
+}
+
+void snapshot_fresh_group(struct snapshot *s, struct seggroup *g)
+{
+	g->since = s->serial;
+	g->holder = s->chain;
 }
 
 /* The last group and segment a thread found a record or a segment in: most accesses walk
@@ -1211,7 +1254,7 @@ static void snapshot_destroy(struct snapshot *s)
 {
 	struct snapshot_chain *c = s->chain;
 
-	for (size_t q = 0; q < s->ngroups; q++) {
+	for (size_t q = 0; !s->holds && q < s->ngroups; q++) {
 		if (q + 8 < s->ngroups)
 			__builtin_prefetch(s->groups[q + 8],
 					   1); /* its header: a miss each otherwise */
@@ -1280,6 +1323,31 @@ static void retire(struct snapshot *old)
 	snapshot_release(old);
 }
 
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The bytes of the groups old shares with s, when s was not composed right after old (a
+ * composition failed between them): O(groups log groups), or 0 without the memory. */
+static size_t shared_groups_bytes(const struct snapshot *s, const struct snapshot *old)
+{
+	struct seggroup **v = malloc(s->ngroups * sizeof(*v) + 1);
+	size_t bytes = 0;
+
+	if (!v)
+		return 0;
+	memcpy(v, s->groups, s->ngroups * sizeof(*v));
+	qsort(v, s->ngroups, sizeof(*v), ptr_cmp);
+	for (size_t q = 0; q < old->ngroups; q++)
+		if (bsearch(&old->groups[q], v, s->ngroups, sizeof(*v), ptr_cmp))
+			bytes += old->groups[q]->sum.bytes;
+	free(v);
+	return bytes;
+}
+
 void snapshot_publish(struct snapshot *s)
 {
 	struct snapshot_chain *c = s->chain;
@@ -1298,10 +1366,8 @@ void snapshot_publish(struct snapshot *s)
 
 		if (s->base_serial == old->serial)
 			own -= s->shared_bytes;
-		else /* the groups s shares with old: s was the last composed with them */
-			for (size_t q = 0; q < old->ngroups; q++)
-				if (old->groups[q]->mark == s->serial)
-					own -= old->groups[q]->sum.bytes;
+		else
+			own -= shared_groups_bytes(s, old);
 		__atomic_store_n(&old->bytes, own, __ATOMIC_RELAXED);
 		old->retire_next = NULL;
 		if (c->retiring_tail)

@@ -1150,8 +1150,9 @@ static void test_publication_shares_segments(void **state)
 }
 
 /*
- * Snapshots the mirror composes hold no reference on the segments they share: a segment the
- * mirror lets go waits (snapshot_defer_put()) until every snapshot sealed before is freed.
+ * Snapshots the mirror composes hold no reference on the segments and groups they share: a
+ * segment or group the mirror lets go waits (snapshot_defer_put(), snapshot_defer_put_group())
+ * until every snapshot sealed since it was first published is freed.
  * Two snapshots, every chunk changed between them, the mirror freed while both are alive,
  * then freed newest first: each keeps reading what it read when it was built (in the
  * sanitizer builds a freed segment is poisoned and ASan reports the read), a snapshot holds
@@ -1163,6 +1164,7 @@ static void test_held_segments_wait_for_snapshots(void **state)
 	struct snapshot *a = NULL, *b = NULL;
 	const unsigned int n = 3000;
 	long live0 = segment_live_count(), def0 = snapshot_deferred_count(test_chain()), chunks;
+	long glive0 = seggroup_live_count();
 	char *va, *vb, *v;
 
 	(void)state;
@@ -1186,11 +1188,15 @@ static void test_held_segments_wait_for_snapshots(void **state)
 	mirror_free(m); /* now both hold back their segments, and the placeholder rows */
 	assert_int_equal(snapshot_deferred_count(test_chain()) - def0,
 			 2 * chunks + 2 * ((long)a->nsegs - chunks));
+	/* and their groups: every chunk changed, so a and b share only the placeholder rows' */
+	assert_int_equal(seggroup_live_count() - glive0,
+			 (long)a->ngroups + (long)b->ngroups - ((long)a->nsegs - chunks));
 	v = views(a);
 	assert_string_equal(v, va);
 	free(v);
 	snapshot_free(b); /* b's own segments go; a holds back only what it contains */
 	assert_int_equal(snapshot_deferred_count(test_chain()) - def0, (long)a->nsegs);
+	assert_int_equal(seggroup_live_count() - glive0, (long)a->ngroups);
 	assert_true(segment_live_count() >= live0 + chunks);
 	v = views(a);
 	assert_string_equal(v, va);
@@ -1199,6 +1205,7 @@ static void test_held_segments_wait_for_snapshots(void **state)
 	snapshot_free(a);
 	assert_int_equal(snapshot_deferred_count(test_chain()), def0);
 	assert_int_equal(segment_live_count(), live0);
+	assert_int_equal(seggroup_live_count(), glive0);
 	free(va);
 	free(vb);
 }
@@ -1259,6 +1266,7 @@ static void test_churn_splits_and_shrinks(void **state)
 	 * bytes a chunk, is there only once a table has enough chunks) */
 	end_bytes = mirror_bytes(m) - mirror_guide_bytes(m);
 	assert_true(n < KEYS / 2);
+	print_message("# DEBUG end %zu full %zu n %u\n", end_bytes, full_bytes, n);
 	assert_true(end_bytes * (KEYS / 2) < 2 * full_bytes * n);
 	/* small neighbours were merged: segments hold a quarter of their room at least, on
 	 * average (a chunk under a quarter full takes in the next one when they fit) */
