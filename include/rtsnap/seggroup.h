@@ -30,10 +30,10 @@
 struct snapshot_chain;
 
 struct seggroup {
-	long refs;     /* atomic */
+	long refs;	/* atomic */
 	uint64_t since; /* serial of the first snapshot composed with it (0: none yet) */
 	struct snapshot_chain *holder; /* that snapshot's chain */
-	uint32_t table; /* every member's */
+	uint32_t table;		       /* every member's */
 	uint32_t nsegs, cap;
 	struct segment_sum sum; /* the members' summed (prefix lengths: OR); sum.table = table */
 	uint32_t *first;	/* nsegs + 1 record offsets inside the group */

@@ -78,7 +78,7 @@ struct snapshot_chain {
 	struct snapshot *hold_head, *hold_tail;
 	long held_back;	 /* entries in the listed snapshots' back lists */
 	long held_gback; /* and in their lists of groups */
-	long lost;	/* references kept for ever when a back list could not grow */
+	long lost;	 /* references kept for ever when a back list could not grow */
 };
 
 /*
