@@ -99,7 +99,6 @@
 #define OVERFLOW_QUIET_MS 200
 #define PUBLISH_WAIT_FACTOR 39	    /* see publish() */
 #define PUBLISH_MIN_WAIT_US 4000    /* see publish() */
-#define PACE_SAMPLE 8		    /* see publish() */
 #define HOLD_RCVBUF_MIN (16u << 20) /* see coll_prepare() */
 #define HOLD_MAX_MS 100		    /* a longer wait (--debounce-ms, a failure) reads as it goes */
 #define OVERFLOW_WAIT_MAX_MS 5000
@@ -199,7 +198,6 @@ struct collector {
 	struct mirror_delta delta;
 	int64_t next_pub_us;	      /* under churn, no publication before this (see publish()) */
 	struct costfit pace;	      /* what a publication costs: its fixed part (publish()) */
-	unsigned long npub_paced;     /* publications so far, for sampling their cost */
 	int64_t overflow_deadline_ms; /* the overflow resync runs by then at the latest */
 	int64_t fail_until_ms;
 
@@ -1975,10 +1973,7 @@ static int publish(struct collector *c, enum collector_trigger why)
 {
 	struct snapshot *s = NULL, *prev;
 	struct timespec t0, t1;
-	/* the thread's CPU clock is a system call (two a publication were a fifth of the
-	 * collector's calls under churn): one publication in PACE_SAMPLE feeds the fit */
-	int sample = c->npub_paced++ % PACE_SAMPLE == 0;
-	int64_t now, cpu0 = sample ? thread_cpu_us() : 0;
+	int64_t now, cpu0 = thread_cpu_us();
 	int ret;
 
 	stats_set(c->st->last_attempt_mono_ms, snapshot_now_ms());
@@ -2069,16 +2064,9 @@ static int publish(struct collector *c, enum collector_trigger why)
 	{
 		/* the cost is the CPU the collector spent (a busy machine that preempts it must not
 		 * stretch the wait to the bound) */
-		int64_t end = now_us(), cost_us, wait_us;
+		int64_t end = now_us(), cost_us = thread_cpu_us() - cpu0, wait_us;
 
-		if (sample) {
-			cost_us = thread_cpu_us() - cpu0;
-			costfit_add(&c->pace, (double)snapshot_segs_built(s), (double)cost_us);
-		} else { /* what the fit says it took, for the bound below (not the time it
-			  * took: at nice 10 the collector is preempted by the route writers) */
-			cost_us = (int64_t)(costfit_fixed(&c->pace) +
-					    c->pace.slope * (double)snapshot_segs_built(s));
-		}
+		costfit_add(&c->pace, (double)snapshot_segs_built(s), (double)cost_us);
 		wait_us = (int64_t)(PUBLISH_WAIT_FACTOR * costfit_fixed(&c->pace));
 		if (wait_us < PUBLISH_MIN_WAIT_US)
 			wait_us = PUBLISH_MIN_WAIT_US;
