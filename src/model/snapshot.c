@@ -118,56 +118,53 @@ long snapshot_deferred_count(struct snapshot_chain *c)
 	return n;
 }
 
-void snapshot_defer_put(struct segment *g)
+/*
+ * Hand a given-up segment (seg) or group (grp) to every listed snapshot of c composed since
+ * `since`: the first takes the caller's reference, the others one each. How many took it.
+ */
+static int hold_back(struct snapshot_chain *c, uint64_t since, struct segment *seg,
+		     struct seggroup *grp)
 {
-	struct snapshot_chain *c = g ? g->holder : NULL;
 	struct snapshot *p;
 	int holders = 0;
 
-	if (!g)
-		return;
-	if (c) {
-		pthread_mutex_lock(&c->hold_lock);
-		for (p = c->hold_tail; g->since && p && p->serial >= g->since; p = p->held_prev) {
-			/* the first holder takes the caller's reference, the others one each */
-			if (holders++)
-				segment_get(g);
-			if (grow((void **)&p->back, &p->back_cap, p->nback, sizeof(*p->back))) {
-				c->lost++; /* better kept for ever than freed under a reader */
-				continue;
-			}
-			p->back[p->nback++] = g;
-			c->held_back++;
+	pthread_mutex_lock(&c->hold_lock);
+	for (p = c->hold_tail; since && p && p->serial >= since; p = p->held_prev) {
+		int full;
+
+		if (holders++) {
+			if (seg)
+				segment_get(seg);
+			else
+				seggroup_get(grp);
 		}
-		pthread_mutex_unlock(&c->hold_lock);
+		full = seg ? grow((void **)&p->back, &p->back_cap, p->nback, sizeof(*p->back))
+			   : grow((void **)&p->gback, &p->gback_cap, p->ngback, sizeof(*p->gback));
+		if (full) {
+			c->lost++; /* better kept for ever than freed under a reader */
+			continue;
+		}
+		if (seg) {
+			p->back[p->nback++] = seg;
+			c->held_back++;
+		} else {
+			p->gback[p->ngback++] = grp;
+			c->held_gback++;
+		}
 	}
-	if (!holders)
+	pthread_mutex_unlock(&c->hold_lock);
+	return holders;
+}
+
+void snapshot_defer_put(struct segment *g)
+{
+	if (g && !(g->holder && hold_back(g->holder, g->since, g, NULL)))
 		segment_put(g); /* no snapshot alive contains it */
 }
 
 void snapshot_defer_put_group(struct seggroup *g)
 {
-	struct snapshot_chain *c = g ? g->holder : NULL;
-	struct snapshot *p;
-	int holders = 0;
-
-	if (!g)
-		return;
-	if (c) {
-		pthread_mutex_lock(&c->hold_lock);
-		for (p = c->hold_tail; g->since && p && p->serial >= g->since; p = p->held_prev) {
-			if (holders++)
-				seggroup_get(g);
-			if (grow((void **)&p->gback, &p->gback_cap, p->ngback, sizeof(*p->gback))) {
-				c->lost++;
-				continue;
-			}
-			p->gback[p->ngback++] = g;
-			c->held_gback++;
-		}
-		pthread_mutex_unlock(&c->hold_lock);
-	}
-	if (!holders)
+	if (g && !(g->holder && hold_back(g->holder, g->since, NULL, g)))
 		seggroup_put(g);
 }
 
