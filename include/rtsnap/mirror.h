@@ -255,7 +255,7 @@ size_t mirror_guide_bytes(const struct mirror *m);
  * mirror_add_segments(): every table's groups of segments into s, with the table's placeholder
  *   row: a group none of whose chunks changed since the last publication is shared as it is,
  *   one with changed chunks is copied with those chunks' segments built again (the segments
- *   are held for s without references, snapshot_add_group(held)), so only what changed costs
+ *   are held for s without references, snapshot_add_group()), so only what changed costs
  *   anything (docs/design.md, "Groups of segments"). When what routes print depends on
  *   changed since the last publication (links, nexthop objects, the names in s->ctx), every
  *   chunk is built. Every snapshot of m must be made for the same chain.

@@ -7,7 +7,7 @@
  *
  * Lifetime: seggroup_new() returns a group with one reference (the builder's); the last
  * seggroup_put() frees it, on whichever thread drops it. The mirror keeps one on its current
- * group of each run of chunks; the snapshots it composes take none (snapshot_add_group(held),
+ * group of each run of chunks; the snapshots it composes take none (snapshot_add_group(),
  * as for the segments: a reference taken and dropped per group and publication was a write
  * to every group's header, the part of a publication that grew with the table). When the
  * mirror replaces or drops a group it gives its reference up with snapshot_defer_put_group():

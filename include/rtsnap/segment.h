@@ -16,7 +16,7 @@
  *   3. The mirror holds one on the segment of each chunk that has not changed since the last
  *      publication, so the next publication shares it instead of building it again (and the
  *      chunk reads its records from it). The snapshots it composes take none (they hold the
- *      groups of segments, seggroup.h, snapshot_add_group(held): a reference per segment per
+ *      groups of segments, seggroup.h, snapshot_add_group(): a reference per segment per
  *      publication was a cache miss each, the largest cost of a publication at a million
  *      routes). When the chunk changes,
  *      the mirror gives its reference up with snapshot_defer_put(): every snapshot of the

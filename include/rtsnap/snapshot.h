@@ -152,7 +152,7 @@ void snapshot_fresh_group(struct snapshot *s, struct seggroup *g);
 
 /*
  * Collector thread. Give up a reference on g (NULL is fine) that snapshots composed with
- * snapshot_add_group(held) may rely on: every sealed snapshot composed since g was built
+ * snapshot_add_group() may rely on: every sealed snapshot composed since g was built
  * keeps a reference on it until it is freed (none alive: g is dropped at once). A snapshot
  * counts from its seal, so while one is being composed, a segment given up must not be one
  * added to it. The snapshots are those of the chain whose snapshot first held g.

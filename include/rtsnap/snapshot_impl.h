@@ -42,7 +42,7 @@ struct snapshot {
 	size_t seg_bytes, shared_bytes;
 	uint64_t base_serial;
 	/* the segments it holds a reference on (snapshot_add_segment(), in groups of its own:
-	 * pend is the one being filled); those of groups added with snapshot_add_group(held)
+	 * pend is the one being filled); those of groups added with snapshot_add_group()
 	 * are held for it by the caller (holds = 1) until the caller gives them up with
 	 * snapshot_defer_put(); from its seal it is listed, so that it takes a reference then on
 	 * each of them it contains (back, below; snapshot.c). It holds one reference on each of
