@@ -12,6 +12,10 @@
 #            once before, so it is cached): /healthz, /metrics, /routes/lookup at CONNS
 #   flood    the same daemon while AUTH_CLIENTS clients (tests/lib/authflood.py) send fresh
 #            wrong passwords on kept-alive TLS connections from the same address
+#   ceiling  (when nginx is installed, unless CEILING=0) nginx in the same namespace answering
+#            every request with a constant 200 (two workers, no log): /healthz at CONNS. What
+#            this machine, with wrk on the same cores, serves at best; rtsnapd's rows compare
+#            with it, not with a figure from another machine. Nothing in rtsnap needs nginx.
 # Then, unless BIG_ROUTES is 0, a second namespace with BIG_ROUTES routes: /routes/lookup
 # (plain) for two addresses at CONNS.
 #
@@ -25,7 +29,7 @@
 # Environment: BINARIES [new=build/rtsnapd], ROUTES [100000], CONNS ["32 256 1024 4096"],
 # FULL_CONNS ["8 64"; empty skips], DURATION [5], ROUNDS [1], SCENARIOS ["plain streams tls auth flood"; empty: only BIG_ROUTES],
 # STREAMS [1000], AUTH_CLIENTS [50], AUTH_COST [12], BIG_ROUTES [1000000; 0 skips],
-# MAX_CONNECTIONS [8192], OUT=FILE (append the table), PERF_DIR=DIR (record each cell with
+# MAX_CONNECTIONS [8192], CEILING [1 if nginx is installed], OUT=FILE (append the table), PERF_DIR=DIR (record each cell with
 # `perf record -g -p PID` into DIR; for profiling runs only, since it perturbs the numbers).
 set -u
 BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,7 +73,12 @@ to_ms() {
 }
 # cpu_ticks PID: utime + stime of the process (all threads), in clock ticks
 cpu_ticks() {
-	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+	local p t=0 v
+	for p in "$1" $(pgrep -P "$1" 2>/dev/null); do # and its children (nginx's workers)
+		v=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null)
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
 }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench_http.XXXXXX") || bench_die "no scratch directory"
@@ -248,6 +257,39 @@ metric() { # metric NS CURL-ARGS... -- NAME: one sample's value
 		awk -v m="$2" '$1 == m { print $2 + 0 }'
 }
 
+# ceiling_cells ROUND: nginx answering a constant in the namespace, /healthz at CONNS
+ceiling_cells() {
+	local c=$T/nginx.conf
+	cat >"$c" <<-EOF
+		worker_processes 2;
+		daemon off;
+		pid $T/nginx.pid;
+		error_log $T/nginx.log;
+		events { worker_connections $((MAX_CONNECTIONS + 64)); use epoll; }
+		http {
+			access_log off;
+			client_body_temp_path $T; proxy_temp_path $T; fastcgi_temp_path $T;
+			uwsgi_temp_path $T; scgi_temp_path $T;
+			keepalive_requests 100000000;
+			keepalive_timeout 60s;
+			server {
+				listen $LISTEN reuseport backlog=4096;
+				location / { default_type application/json; return 200 '{"status":"ok"}\n'; }
+			}
+		}
+	EOF
+	bench_bg ip netns exec "$ns" nginx -e "$T/nginx.log" -c "$c"
+	DPID=$BENCH_BG_PID
+	for _ in $(seq 1 50); do
+		ip netns exec "$ns" curl -sgf --max-time 1 "http://$LISTEN/healthz" >/dev/null && break
+		sleep 0.1
+	done
+	DPID=$(cat "$T/nginx.pid" 2>/dev/null || echo "$DPID") # the master, whose children serve
+	run_paths "nginx (constant)" "$1" "$ROUTES" plain "$ns" "http://$LISTEN" "" -- /healthz
+	bench_stop "$BENCH_BG_PID"
+	sleep 2
+}
+
 has() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---------------------------------------------------------------- the run
@@ -265,7 +307,10 @@ emit "rtsnap bench_http — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, ke
 emit ""
 emit "| daemon | round | routes | scenario | path | conns | req/s | p50 ms | p99 ms | socket errors | non-2xx | CPU ms / 10k req | req/s vs first |"
 emit "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+CEILING=${CEILING:-$(command -v nginx >/dev/null && echo 1 || echo 0)}
+[ "$CEILING" = 1 ] || NOTES+=("no ceiling rows (CEILING=0 or nginx not installed)")
 for ((round = 1; round <= ROUNDS; round++)); do
+	[ "$CEILING" != 1 ] || ceiling_cells "$round"
 	for b in $BINARIES; do
 		name=${b%%=*} bin=${b#*=}
 		[ -x "$bin" ] || bench_die "no executable $bin"
