@@ -269,8 +269,11 @@ const struct snapshot_table *snapshot_table_at(const struct snapshot *s, size_t 
  * NULL); the groups holding expiring records (indexes into the groups, ascending). */
 size_t snapshot_ngroups(const struct snapshot *s);
 const struct seggroup *snapshot_group(const struct snapshot *s, size_t q, uint32_t *first);
-/* Any thread holding s: group q's segments, from s's own arrays (the group is not read). */
-size_t snapshot_group_nsegs(const struct snapshot *s, size_t q);
+/* Any thread holding a and b: how many of the groups from a's qa and b's qb on (at most n)
+ * are the same groups, pairwise; their segments' count in *nsegs. Reads the two snapshots'
+ * own arrays, not the groups. */
+size_t snapshot_same_groups(const struct snapshot *a, size_t qa, const struct snapshot *b,
+			    size_t qb, size_t n, size_t *nsegs);
 const uint32_t *snapshot_expiring_groups(const struct snapshot *s, size_t *n);
 
 /* Any thread holding s: the expiring routes, as record indexes, soonest deadline first. */

@@ -2211,15 +2211,16 @@ static int64_t hold_until(const struct collector *c)
 static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 {
 	struct collector *c = arg;
-	int64_t now = snapshot_now_ms(), wake = INT64_MAX, nus = now_us(), wake_us;
+	int64_t now = snapshot_now_ms(), wake = INT64_MAX, nus = now_us(), wake_us, retire_at;
 
 	pfd[0] = (struct pollfd){ .fd = c->evfd, .events = POLLIN };
 	id[0] = 1; /* the eventfd lives as long as the collector */
 	id[1] = c->notify.serial;
 	c->hold = 0;
-	if (c->opts.chain)
-		wake = snapshot_chain_retire_at(c->opts.chain); /* replaced snapshots to free */
+	/* replaced snapshots to free (their shared grace period) */
+	retire_at = c->opts.chain ? snapshot_chain_retire_at(c->opts.chain) : INT64_MAX;
 	if (c->recovering) {
+		wake = retire_at;
 		/* out of memory: nothing but the fresh dump, when it is due (the mirror is
 		 * dropped at once, so that the memory it held is free meanwhile) */
 		if (c->m || now >= c->recover_at)
@@ -2256,6 +2257,11 @@ static int64_t coll_prepare(void *arg, struct pollfd pfd[2], uint64_t id[2])
 	 * the merge knows not to undo it */
 	if (c->adopting)
 		c->hold = 0;
+	/* the grace period of the snapshots replaced meanwhile: at the hold's end (at most
+	 * HOLD_MAX_MS later), where the step retires them before it publishes, rather than in
+	 * a wake-up of its own between two publications */
+	if (!c->hold && retire_at != INT64_MAX && retire_at * 1000 < wake_us)
+		wake_us = retire_at * 1000;
 	if (c->hold)
 		pfd[1].fd = -1;
 	else if (nlconn_buffered(&c->notify))

@@ -1571,9 +1571,16 @@ const struct seggroup *snapshot_group(const struct snapshot *s, size_t q, uint32
 	return s->groups[q];
 }
 
-size_t snapshot_group_nsegs(const struct snapshot *s, size_t q)
+size_t snapshot_same_groups(const struct snapshot *a, size_t qa, const struct snapshot *b,
+			    size_t qb, size_t n, size_t *nsegs)
 {
-	return s->group_seg0[q + 1] - s->group_seg0[q];
+	struct seggroup *const *ga = a->groups + qa, *const *gb = b->groups + qb;
+	size_t k = 0;
+
+	while (k < n && ga[k] == gb[k])
+		k++;
+	*nsegs = a->group_seg0[qa + k] - a->group_seg0[qa];
+	return k;
 }
 
 const uint32_t *snapshot_expiring_groups(const struct snapshot *s, size_t *n)

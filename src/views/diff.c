@@ -250,6 +250,42 @@ static int pair_group(struct walk *w)
 	return 0;
 }
 
+/* Past what both cursors share from where they are (at the start of a segment on both sides):
+ * whole groups (the snapshots' arrays, no group read), else segments of one group each. 1 if
+ * they moved. */
+static int skip_shared(struct walk *w, struct cur *ca, struct cur *cb)
+{
+	const struct seggroup *ga, *gb;
+	size_t n, segs;
+	uint32_t k = 0;
+
+	if (ca->pos || cb->pos || ca->q >= ca->qend || cb->q >= cb->qend)
+		return 0;
+	if (ca->j == 0 && cb->j == 0) {
+		n = ca->qend - ca->q < cb->qend - cb->q ? ca->qend - ca->q : cb->qend - cb->q;
+		n = snapshot_same_groups(ca->s, ca->q, cb->s, cb->q, n, &segs);
+		if (n) {
+			ca->q += n;
+			cb->q += n;
+			w->d->skipped += segs;
+			return 1;
+		}
+	}
+	ga = cur_group(ca);
+	gb = cur_group(cb);
+	while (ca->j + k < ga->nsegs && cb->j + k < gb->nsegs &&
+	       ga->segs[ca->j + k] == gb->segs[cb->j + k])
+		k++;
+	if (!k)
+		return 0;
+	w->d->skipped += k;
+	ca->j += k - 1; /* the last one through cur_skip_seg(): maybe into the next group */
+	cb->j += k - 1;
+	cur_skip_seg(ca);
+	cur_skip_seg(cb);
+	return 1;
+}
+
 static int walk_table(struct walk *w, struct cur *ca, struct cur *cb)
 {
 	struct order_key ka, kb;
@@ -258,22 +294,10 @@ static int walk_table(struct walk *w, struct cur *ca, struct cur *cb)
 	for (;;) {
 		int ha, hb;
 
-		/* the same group in both, or the same segment: the same routes. Compared before
+		/* the same groups in both, or the same segments: the same routes. Compared before
 		 * anything of the segments is read: a shared group costs a pointer comparison */
-		if (ca->pos == 0 && cb->pos == 0 && ca->j == 0 && cb->j == 0 && ca->q < ca->qend &&
-		    cb->q < cb->qend && cur_group(ca) == cur_group(cb)) {
-			w->d->skipped += snapshot_group_nsegs(ca->s, ca->q); /* not its header */
-			ca->q++;
-			cb->q++;
+		if (skip_shared(w, ca, cb))
 			continue;
-		}
-		if (ca->pos == 0 && cb->pos == 0 && ca->q < ca->qend && cb->q < cb->qend &&
-		    cur_seg(ca) == cur_seg(cb)) {
-			cur_skip_seg(ca);
-			cur_skip_seg(cb);
-			w->d->skipped++;
-			continue;
-		}
 		ha = cur_settle(ca);
 		hb = cur_settle(cb);
 		if (ha && hb && ca->pos == 0 && cb->pos == 0 && cur_seg(ca) == cur_seg(cb))
