@@ -15,6 +15,7 @@
 #include <time.h>
 #include <linux/rtnetlink.h>
 
+#include "rtsnap/log.h"
 #include "rtsnap/render_family.h"
 #include "rtsnap/render_route.h"
 #include "rtsnap/segment.h"
@@ -223,6 +224,11 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	size_t o_routes, o_met, o_nh, o_enc, o_joff, o_exp, o_kinds, o_devs, o_json, proc_len = 0;
 	int64_t now = now_ms();
 	const char *lo = render_proc_loopback(ctx);
+	/* prev's records taken over unchanged: their proc lines are as long as they were, so
+	 * prev's length less those of its records not taken is theirs (prev's context is ctx:
+	 * struct segment_in); 0 when a record is taken twice, then every line is measured */
+	uint64_t taken[SEGMENT_MAX / 64] = { 0 };
+	int reuse_len = prev != NULL;
 	char *block;
 
 	if (n > SEGMENT_MAX)
@@ -264,17 +270,58 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 		if (r->expires_ms)
 			x->exp[tmp.nexp++] = (uint16_t)i;
 		aggregate(&tmp, x, r);
-		proc_len += render_family_proc_len(ctx, lo, r);
 		if (prev && in[i].src >= 0 && (uint32_t)in[i].src < prev->n) {
-			copy_text(&x->json, prev->json, prev->json_off, (uint32_t)in[i].src);
+			uint32_t j = (uint32_t)in[i].src;
+
+			if (taken[j / 64] & (1ull << (j % 64)))
+				reuse_len = 0;
+			taken[j / 64] |= 1ull << (j % 64);
+			copy_text(&x->json, prev->json, prev->json_off, j);
 			continue;
 		}
+		proc_len += render_family_proc_len(ctx, lo, r);
 		if (!r->placeholder) {
 			strbuf_putc(&x->json, ',');
 			render_family_json(ctx, r, now, &x->json);
 		}
 	}
 	x->json_off[n] = (uint32_t)x->json.len;
+	if (reuse_len) {
+		size_t gone = 0;
+
+		for (uint32_t j = 0; j < prev->n; j++)
+			if (!(taken[j / 64] & (1ull << (j % 64))))
+				gone += render_family_proc_len(ctx, lo, &prev->routes[j]);
+		proc_len += prev->proc_len - gone;
+	} else if (prev) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct route rr = *in[i].r;
+
+			if (in[i].src < 0 || (uint32_t)in[i].src >= prev->n)
+				continue;
+			rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
+			rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
+			proc_len += render_family_proc_len(ctx, lo, &rr);
+		}
+	}
+#ifdef RTSNAP_POISON
+	{
+		size_t all = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct route rr = *in[i].r;
+
+			rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
+			rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
+			all += render_family_proc_len(ctx, lo, &rr);
+		}
+		if (all != proc_len) {
+			log_err("segment: proc length %zu from the previous segment, %zu measured",
+				proc_len, all);
+			abort();
+		}
+	}
+#endif
 	if (x->json.failed || proc_len > UINT32_MAX || x->json.len > UINT32_MAX)
 		return -ENOMEM;
 
