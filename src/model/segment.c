@@ -105,11 +105,17 @@ void segment_sum(const struct segment *g, struct segment_sum *out)
 	memcpy(out->lens1, g->lens1, sizeof(out->lens1));
 }
 
-/* Count key once in the sorted list v of *n entries (v has room for every key offered). */
-static void count_add(struct segment_count *v, uint32_t *n, uint32_t key)
+/* Count key once in the sorted list v of *n entries (v has room for every key offered). *last:
+ * where the previous key was counted, tried first (neighbouring routes mostly share their
+ * kind and device). */
+static void count_add(struct segment_count *v, uint32_t *n, uint32_t key, uint32_t *last)
 {
 	uint32_t lo = 0, hi = *n;
 
+	if (*last < *n && v[*last].key == key) {
+		v[*last].n++;
+		return;
+	}
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -118,6 +124,7 @@ static void count_add(struct segment_count *v, uint32_t *n, uint32_t key)
 		else
 			hi = mid;
 	}
+	*last = lo;
 	if (lo < *n && v[lo].key == key) {
 		v[lo].n++;
 		return;
@@ -137,6 +144,7 @@ struct scratch {
 	struct segment_count kinds[SEGMENT_MAX];
 	struct segment_count *devs; /* one per hop at most */
 	size_t devs_cap;
+	uint32_t kind_last, dev_last; /* count_add()'s */
 };
 static pthread_key_t s_scratch_key;
 static pthread_once_t s_scratch_once = PTHREAD_ONCE_INIT;
@@ -182,7 +190,7 @@ static void aggregate(struct segment *g, struct scratch *x, const struct route *
 		g->lens0[r->dst_len / 64] |= 1ull << (r->dst_len % 64);
 	else
 		g->lens1[r->dst_len / 64] |= 1ull << (r->dst_len % 64);
-	count_add(x->kinds, &g->nkinds, (uint32_t)r->protocol << 8 | r->type);
+	count_add(x->kinds, &g->nkinds, (uint32_t)r->protocol << 8 | r->type, &x->kind_last);
 	if (r->nh_count > 1) {
 		g->mp_routes++;
 		g->mp_nh += r->nh_count;
@@ -196,7 +204,7 @@ static void aggregate(struct segment *g, struct scratch *x, const struct route *
 		for (unsigned int k = 0; k < j && !seen; k++)
 			seen = r->nhs[k].ifindex == nh->ifindex;
 		if (!seen)
-			count_add(x->devs, &g->ndevs, nh->ifindex);
+			count_add(x->devs, &g->ndevs, nh->ifindex, &x->dev_last);
 	}
 }
 
@@ -256,6 +264,7 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	 * (view.c), only their length is kept */
 	x->json.len = 0;
 	x->json.failed = false;
+	x->kind_last = x->dev_last = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		/* the aggregates and renderers read hops and metrics through the record */
 		struct route rr = *in[i].r;

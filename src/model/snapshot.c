@@ -63,6 +63,7 @@ struct snapshot_chain {
 	struct snapshot *current; /* RCU-protected; written only by snapshot_publish() */
 	uint64_t generation;	  /* the publishing thread only */
 	uint64_t last_composed;	  /* serial of the snapshot composed last (the one builder) */
+	size_t last_ngroups;	  /* its groups when it was composed (the next one's arrays) */
 	long refs;		  /* atomic: the owner's, and one per snapshot made for it */
 	long retired;		  /* retired, not yet freed (atomic) */
 	size_t retired_bytes;	  /* their bytes (atomic) */
@@ -855,6 +856,11 @@ static int add_group(struct snapshot *s, struct seggroup *g, const struct segmen
 #endif
 	if (s->nroutes + sum->n > UINT32_MAX || s->nsegs + nsegs > UINT32_MAX)
 		return -E2BIG;
+	/* as many groups as the last composition had, at once: not three reallocations of
+	 * three arrays per publication */
+	if (!k && s->chain && s->chain->last_ngroups &&
+	    grow((void **)&s->groups, &s->groups_cap, s->chain->last_ngroups, sizeof(*s->groups)))
+		return -ENOMEM;
 	if (grow((void **)&s->groups, &s->groups_cap, k, sizeof(*s->groups)))
 		return -ENOMEM;
 	if (s->groups_cap != cap || !s->group_first) {
@@ -1179,6 +1185,8 @@ static int seal(struct snapshot *s)
 
 	if (ret)
 		return ret;
+	if (s->holds && s->chain)
+		s->chain->last_ngroups = s->ngroups;
 	if (!s->group_first) {
 		s->group_first = malloc(sizeof(*s->group_first));
 		s->group_seg0 = malloc(sizeof(*s->group_seg0));
