@@ -208,6 +208,24 @@ static void aggregate(struct segment *g, struct scratch *x, const struct route *
 	}
 }
 
+/* The record to build from, with its hops and metrics reachable through it (what the
+ * aggregates and renderers read). */
+static void in_view(const struct segment_in *in, struct route *rr)
+{
+	*rr = *in->r;
+	rr->nhs = rr->nh_count > 1 ? in->nhs : NULL;
+	rr->metrics = in->m && in->m->mask ? in->m : NULL;
+}
+
+/* The length of the proc lines of the record to build from. */
+static size_t in_proc_len(const struct route_ctx *ctx, const char *lo, const struct segment_in *in)
+{
+	struct route rr;
+
+	in_view(in, &rr);
+	return render_family_proc_len(ctx, lo, &rr);
+}
+
 /* Append record k's bytes [off[k], off[k + 1]) of text to sb. */
 static void copy_text(struct strbuf *sb, const char *text, const uint32_t *off, uint32_t k)
 {
@@ -266,12 +284,10 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 	x->json.failed = false;
 	x->kind_last = x->dev_last = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		/* the aggregates and renderers read hops and metrics through the record */
-		struct route rr = *in[i].r;
+		struct route rr;
 		const struct route *r = &rr;
 
-		rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
-		rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
+		in_view(&in[i], &rr);
 		x->json_off[i] = (uint32_t)x->json.len;
 		tmp.lines += render_family_proc_lines(r);
 		tmp.nreal += !r->placeholder;
@@ -303,27 +319,16 @@ int segment_build(const struct route_ctx *ctx, uint32_t table, const struct segm
 				gone += render_family_proc_len(ctx, lo, &prev->routes[j]);
 		proc_len += prev->proc_len - gone;
 	} else if (prev) {
-		for (uint32_t i = 0; i < n; i++) {
-			struct route rr = *in[i].r;
-
-			if (in[i].src < 0 || (uint32_t)in[i].src >= prev->n)
-				continue;
-			rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
-			rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
-			proc_len += render_family_proc_len(ctx, lo, &rr);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			if (in[i].src >= 0 && (uint32_t)in[i].src < prev->n)
+				proc_len += in_proc_len(ctx, lo, &in[i]);
 	}
 #ifdef RTSNAP_POISON
 	{
 		size_t all = 0;
 
-		for (uint32_t i = 0; i < n; i++) {
-			struct route rr = *in[i].r;
-
-			rr.nhs = rr.nh_count > 1 ? in[i].nhs : NULL;
-			rr.metrics = in[i].m && in[i].m->mask ? in[i].m : NULL;
-			all += render_family_proc_len(ctx, lo, &rr);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			all += in_proc_len(ctx, lo, &in[i]);
 		if (all != proc_len) {
 			log_err("segment: proc length %zu from the previous segment, %zu measured",
 				proc_len, all);
